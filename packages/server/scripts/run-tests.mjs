@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// Runs a package's test files with Node's own test runner and tsx. Node 20's runner does not
+// glob TypeScript files itself, so this finds them: `test/**/*.test.ts`, or the paths given.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+function findTests(dir) {
+  const found = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) found.push(...findTests(path));
+    else if (name.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+const args = process.argv.slice(2);
+const files = args.length > 0 ? args.map((a) => resolve(a)) : findTests(resolve('test'));
+if (files.length === 0) {
+  console.error('no test files found');
+  process.exit(1);
+}
+const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+const reporter = process.env.TEST_REPORTER ?? (process.stdout.isTTY ? 'spec' : 'spec');
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${reporter}`, ...files],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,97 @@
+/**
+ * Audit records are queued in memory and written in batches, so the request path never waits
+ * for an audit insert. A failed batch is kept and retried, never dropped silently; the queue is
+ * flushed on shutdown. The flush window (how much a crash can lose) is `flushIntervalMs`.
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { insertAuditRecords } from '../store/audit.js';
+import type { Db } from '../store/database.js';
+import type { AuditInsert } from '../store/schema.js';
+
+export interface AuditQueueOptions {
+  db: Db;
+  flushIntervalMs: number;
+  batchSize: number;
+  logger: Logger;
+  metrics?: Metrics;
+  /** Above this many waiting records, every push logs an error: the store is not keeping up. */
+  warnAbove?: number;
+}
+
+export class AuditQueue {
+  private pending: AuditInsert[] = [];
+  private flushing: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private failures = 0;
+
+  constructor(private readonly options: AuditQueueOptions) {
+    this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  push(record: AuditInsert): void {
+    this.pending.push(record);
+    this.options.metrics?.auditQueueDepth.set(this.pending.length);
+    if (this.pending.length >= this.options.batchSize) void this.flush();
+    const warnAbove = this.options.warnAbove ?? 100_000;
+    if (this.pending.length > warnAbove && this.pending.length % 1000 === 0) {
+      this.options.logger.error({ waiting: this.pending.length }, 'audit queue is not draining');
+    }
+  }
+
+  get depth(): number {
+    return this.pending.length;
+  }
+
+  /** Writes everything queued so far; resolves when it is stored (or has failed and is kept). */
+  async flush(): Promise<void> {
+    if (this.flushing) {
+      await this.flushing;
+      if (this.pending.length === 0) return;
+    }
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.flushing = insertAuditRecords(this.options.db, batch)
+      .then(() => {
+        this.failures = 0;
+        this.options.metrics?.auditWritten.inc(batch.length);
+      })
+      .catch((error: unknown) => {
+        // Put the batch back in front, in order; it is retried on the next tick.
+        this.pending = batch.concat(this.pending);
+        this.failures++;
+        this.options.metrics?.auditWriteFailures.inc();
+        if (this.failures === 1 || this.failures % 50 === 0) {
+          this.options.logger.error(
+            { err: { message: (error as Error).message }, waiting: this.pending.length },
+            'audit batch write failed; will retry',
+          );
+        }
+      })
+      .finally(() => {
+        this.flushing = undefined;
+        this.options.metrics?.auditQueueDepth.set(this.pending.length);
+      });
+    await this.flushing;
+  }
+
+  /** Stops the timer and writes what is left, retrying for up to `timeoutMs`. */
+  async close(timeoutMs = 5000): Promise<void> {
+    clearInterval(this.timer);
+    const deadline = Date.now() + timeoutMs;
+    while (this.pending.length > 0 || this.flushing) {
+      await this.flush();
+      if (this.pending.length === 0) break;
+      if (Date.now() > deadline) {
+        this.options.logger.error(
+          { lost: this.pending.length },
+          'audit records could not be written before shutdown',
+        );
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

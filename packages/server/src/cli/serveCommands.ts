@@ -1,0 +1,90 @@
+/**
+ * `eds serve [--worker]` and `eds worker`: the long-running processes. They run until SIGTERM or
+ * SIGINT, then close what they started (in-flight requests and deliveries finish first).
+ *
+ * The HTTP server and the delivery worker are loaded on demand so that one-shot commands such as
+ * `eds key create` never load Fastify or the worker.
+ */
+import type { Command } from 'commander';
+import { OperatorError } from '../domain/errors.js';
+import type { Services } from '../services.js';
+import type { runCommand } from './runCommand.js';
+
+export interface ServeOptions {
+  api: boolean;
+  worker: boolean;
+}
+
+/** Starts the API and/or the delivery worker and resolves once a signal has shut them down. */
+export async function serveUntilSignal(services: Services, options: ServeOptions): Promise<void> {
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    if (options.api) {
+      const { startServer } = await import('../http/server.js');
+      const server = await startServer(services);
+      stops.push(() => server.close());
+      services.logger.info({ url: server.url, media_url: server.mediaUrl ?? null }, 'api listening');
+    }
+    if (options.worker) {
+      const { startDeliveryWorker } = await import('../webhooks/worker.js');
+      const worker = startDeliveryWorker(services);
+      stops.push(() => worker.stop());
+      services.logger.info({ enabled: services.config.webhooks.enabled }, 'webhook worker started');
+    }
+  } catch (error) {
+    await stopAll(stops);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new OperatorError(
+        `cannot listen: ${(error as Error).message} (see EDS_HOST, EDS_PORT, EDS_MEDIA_PORT)`,
+      );
+    }
+    throw error;
+  }
+  const signal = await nextSignal();
+  services.logger.info({ signal }, 'shutting down');
+  await stopAll(stops);
+}
+
+async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {
+  // Last started, first stopped: the worker before the API it may share the store with.
+  for (const stop of stops.reverse()) await stop();
+}
+
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      // A second signal while draining means "now".
+      process.once('SIGTERM', () => process.exit(130));
+      process.once('SIGINT', () => process.exit(130));
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+export function registerServeCommands(program: Command, run: typeof runCommand): void {
+  program
+    .command('serve')
+    .description('run the API and the embedded media host until SIGTERM/SIGINT')
+    .option('--worker', 'also run webhook delivery in this process', false)
+    .action((opts: { worker: boolean }) =>
+      run(async ({ services }) => {
+        await serveUntilSignal(services, { api: true, worker: opts.worker });
+        return undefined;
+      }),
+    );
+
+  program
+    .command('worker')
+    .description('run webhook delivery alone until SIGTERM/SIGINT')
+    .action(() =>
+      run(async ({ services }) => {
+        await serveUntilSignal(services, { api: false, worker: true });
+        return undefined;
+      }),
+    );
+}

@@ -1,0 +1,170 @@
+/**
+ * `eds webhook …`: subscriptions, activation, receiver correlation, readiness revocation, and the
+ * delivery tools (list, redeliver, recover). Signing secrets and key tokens are printed once, by
+ * the command that makes them; nothing else ever prints them.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { FOLLOW_UP_ROUTES } from '../contract/routes.js';
+import type { CorrelationStatus, DeliveryStatus } from '../store/schema.js';
+import { listDeliveryViews, recoverDeliveries, redeliverEvent } from '../webhooks/deliveryOps.js';
+import {
+  activateSubscription,
+  CORRELATION_STATUSES,
+  changeEndpoint,
+  createSubscription,
+  describeSubscription,
+  listSubscriptionViews,
+  revokeReadiness,
+  rotateSigningSecret,
+  setCorrelationStatus,
+} from '../webhooks/subscriptions.js';
+import { parseInstant, parseList, parseWholeNumber } from './optionParsers.js';
+import { note } from './output.js';
+import type { runCommand } from './runCommand.js';
+
+const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'pending',
+  'sending',
+  'succeeded',
+  'failed',
+  'cancelled',
+];
+
+function parseCorrelation(text: string): CorrelationStatus {
+  if ((CORRELATION_STATUSES as readonly string[]).includes(text)) return text as CorrelationStatus;
+  throw new InvalidArgumentError(`expected ${CORRELATION_STATUSES.join(' or ')}.`);
+}
+
+function parseDeliveryStatus(text: string): DeliveryStatus {
+  if ((DELIVERY_STATUSES as readonly string[]).includes(text)) return text as DeliveryStatus;
+  throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUSES.join(', ')}.`);
+}
+
+export function registerWebhookCommands(program: Command, run: typeof runCommand): void {
+  const webhook = program
+    .command('webhook')
+    .description('webhook subscriptions, activation and deliveries (recording.transcript_ready)');
+
+  webhook
+    .command('create')
+    .description('a disabled subscription at revision 1; its signing secret is printed this once')
+    .requiredOption('--org <id>', 'organization id')
+    .requiredOption('--url <url>', 'the receiver endpoint (https)')
+    .action((opts: { org: string; url: string }) =>
+      run(async ({ services }) => createSubscription(services, { organizationId: opts.org, url: opts.url })),
+    );
+
+  webhook
+    .command('list')
+    .description('subscriptions, without secrets')
+    .option('--org <id>', 'only this organization')
+    .action((opts: { org?: string }) =>
+      run(async ({ services }) => listSubscriptionViews(services, opts.org)),
+    );
+
+  webhook
+    .command('show')
+    .description('one subscription with its activation, without secrets')
+    .argument('<id>', 'subscription id')
+    .action((id: string) => run(async ({ services }) => describeSubscription(services, id)));
+
+  webhook
+    .command('update')
+    .description('change the endpoint URL (a new revision: delivery stops until it is activated)')
+    .argument('<id>', 'subscription id')
+    .requiredOption('--url <url>', 'the new receiver endpoint (https)')
+    .action((id: string, opts: { url: string }) =>
+      run(async ({ services }) => changeEndpoint(services, id, opts.url)),
+    );
+
+  webhook
+    .command('rotate-secret')
+    .description('a new signing secret, printed this once (a new revision: activate it again)')
+    .argument('<id>', 'subscription id')
+    .action((id: string) => run(async ({ services }) => rotateSigningSecret(services, id)));
+
+  webhook
+    .command('activate')
+    .description(
+      'record readiness and provenance for the current revision, enable the subscription, and mint the receiver’s API key with exactly the approved routes’ scopes',
+    )
+    .argument('<id>', 'subscription id')
+    .requiredOption(
+      '--routes <routes>',
+      `approved follow-up routes: ${Object.keys(FOLLOW_UP_ROUTES).join(',')}`,
+      parseList,
+    )
+    .requiredOption('--by <name>', 'who approved the activation')
+    .requiredOption('--reference <text>', 'the approval record (ticket, change request)')
+    .action((id: string, opts: { routes: string[]; by: string; reference: string }) =>
+      run(async ({ services, config }) => {
+        const result = await activateSubscription(services, id, opts);
+        if (!config.webhooks.enabled) {
+          note(
+            'eds: note: webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED=true turns it on)',
+          );
+        } else if (result.correlation_status !== 'confirmed') {
+          note('eds: note: delivery waits until `eds webhook correlation ID confirmed`');
+        }
+        return result;
+      }),
+    );
+
+  webhook
+    .command('correlation')
+    .description('set the receiver correlation status (delivery needs confirmed)')
+    .argument('<id>', 'subscription id')
+    .argument('<status>', CORRELATION_STATUSES.join('|'), parseCorrelation)
+    .action((id: string, status: CorrelationStatus) =>
+      run(async ({ services }) => setCorrelationStatus(services, id, status)),
+    );
+
+  webhook
+    .command('revoke-readiness')
+    .description('disable the subscription and cancel its pending, leased and stale deliveries')
+    .argument('<id>', 'subscription id')
+    .action((id: string) => run(async ({ services }) => revokeReadiness(services, id)));
+
+  webhook
+    .command('deliveries')
+    .description('deliveries, newest first, with their attempts (codes, timings, errors; never bodies)')
+    .option('--subscription <id>', 'only this subscription')
+    .option('--event <id>', 'only this event')
+    .option('--status <status>', DELIVERY_STATUSES.join('|'), parseDeliveryStatus)
+    .option('--limit <n>', 'at most this many (default 100)', parseWholeNumber(1, 10_000))
+    .action((opts: { subscription?: string; event?: string; status?: DeliveryStatus; limit?: number }) =>
+      run(async ({ services }) =>
+        listDeliveryViews(services, {
+          subscriptionId: opts.subscription,
+          eventId: opts.event,
+          status: opts.status,
+          limit: opts.limit,
+        }),
+      ),
+    );
+
+  webhook
+    .command('redeliver')
+    .description('send an event again to the eligible subscriptions (same Delivery-Id where one exists)')
+    .argument('<event_id>', 'event id')
+    .option('--subscription <id>', 'only this subscription')
+    .action((eventId: string, opts: { subscription?: string }) =>
+      run(async ({ services }) => redeliverEvent(services, eventId, opts.subscription)),
+    );
+
+  webhook
+    .command('recover')
+    .description('re-queue a subscription’s failed deliveries of events created in [--since, --until)')
+    .requiredOption('--subscription <id>', 'subscription id')
+    .requiredOption('--since <iso>', 'RFC 3339 date-time, inclusive', parseInstant)
+    .option('--until <iso>', 'RFC 3339 date-time, exclusive', parseInstant)
+    .action((opts: { subscription: string; since: number; until?: number }) =>
+      run(async ({ services }) =>
+        recoverDeliveries(services, {
+          subscriptionId: opts.subscription,
+          sinceMs: opts.since,
+          untilMs: opts.until,
+        }),
+      ),
+    );
+}

@@ -1,0 +1,95 @@
+/** The document routes' rules: detail, transcript and audio link, in the contract's order. */
+import type { Caller } from '../auth/verifyApiKey.js';
+import type { AudioLinkBody, DocumentDetailBody, TranscriptBody } from '../contract/schemas.js';
+import { type MediaStorage, StorageUnavailableError } from '../media/storage.js';
+import type { Db } from '../store/database.js';
+import { findDocument, findRecording, findTranscript } from '../store/documents.js';
+import { PUBLIC_SCHEMA_TYPES } from '../store/encounters.js';
+import type { DocumentRow } from '../store/schema.js';
+import { toIso } from '../time.js';
+import { requireEncounter } from './encounters.js';
+import { ApiError } from './errors.js';
+import { toDocumentDetail, toTranscriptBody } from './views.js';
+
+async function requireDocument(
+  db: Db,
+  caller: Caller,
+  encounterId: string,
+  documentId: string,
+): Promise<DocumentRow> {
+  await requireEncounter(db, caller, encounterId);
+  const document = await findDocument(db, caller.organizationId, encounterId, documentId);
+  if (!document)
+    throw new ApiError('document_not_found', 'No document with this ID exists in this encounter.');
+  return document;
+}
+
+async function requireAmbientTranscript(db: Db, caller: Caller, encounterId: string, documentId: string) {
+  const document = await requireDocument(db, caller, encounterId, documentId);
+  if (document.schema_type !== 'ambient_transcript') {
+    throw new ApiError('unsupported_document_type', 'This route serves ambient_transcript documents only.');
+  }
+  return document;
+}
+
+export async function getDocument(
+  db: Db,
+  caller: Caller,
+  encounterId: string,
+  documentId: string,
+): Promise<DocumentDetailBody> {
+  const document = await requireDocument(db, caller, encounterId, documentId);
+  if (!(PUBLIC_SCHEMA_TYPES as readonly string[]).includes(document.schema_type)) {
+    throw new ApiError('unsupported_document_type', 'This document type is not available through the API.');
+  }
+  return toDocumentDetail(document);
+}
+
+export async function getTranscript(
+  db: Db,
+  caller: Caller,
+  encounterId: string,
+  documentId: string,
+): Promise<TranscriptBody> {
+  const document = await requireAmbientTranscript(db, caller, encounterId, documentId);
+  const transcript = await findTranscript(db, caller.organizationId, document.id);
+  if (!transcript || transcript.finalized !== 1) {
+    throw new ApiError('transcript_not_found', 'This document has no finalized transcript.');
+  }
+  return toTranscriptBody(document, transcript);
+}
+
+export interface AudioDeps {
+  media: MediaStorage;
+  linkTtlSeconds: number;
+}
+
+export async function getAudioLink(
+  db: Db,
+  deps: AudioDeps,
+  caller: Caller,
+  encounterId: string,
+  documentId: string,
+): Promise<AudioLinkBody> {
+  const document = await requireAmbientTranscript(db, caller, encounterId, documentId);
+  const recording = await findRecording(db, caller.organizationId, document.id);
+  if (!recording) {
+    throw new ApiError('audio_not_available_for_document', 'This document has no recording.');
+  }
+  try {
+    if (!(await deps.media.exists(recording.object_key))) {
+      throw new ApiError('audio_not_found', 'The recording for this document is no longer in storage.');
+    }
+    const link = await deps.media.createLink(
+      recording.object_key,
+      recording.content_type,
+      deps.linkTtlSeconds,
+    );
+    return { audio_url: link.url, expires_at: toIso(link.expiresAt) };
+  } catch (error) {
+    if (error instanceof StorageUnavailableError) {
+      throw new ApiError('audio_storage_unavailable', 'Audio storage is temporarily unavailable.');
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * The one error type of the service: an HTTP status and a contract reason code. Thrown by the
+ * domain and the HTTP plugins; rendered as problem+json in exactly one place (http/problem.ts).
+ */
+import { REASONS, type ReasonCode } from '../contract/reasons.js';
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly reasonCode: ReasonCode,
+    /** A sentence for a human; never echoes tokens, secrets or links. */
+    readonly detail: string = REASONS[reasonCode].title,
+    headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.status = REASONS[reasonCode].status;
+    this.headers = headers;
+  }
+}
+
+/** A failure of an operator command (`eds`): printed on stderr, exit code non-zero. */
+export class OperatorError extends Error {
+  override name = 'OperatorError';
+}

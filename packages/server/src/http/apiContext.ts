@@ -1,0 +1,54 @@
+/**
+ * What the API keeps for the life of a process beyond the shared services: the key cache and
+ * its cross-process invalidation, the audit queue, and the last-used tracker.
+ */
+import { AuditQueue } from '../audit/auditQueue.js';
+import { KeyCache } from '../auth/keyCache.js';
+import { LastUsedTracker } from '../auth/lastUsed.js';
+import type { VerifyDeps } from '../auth/verifyApiKey.js';
+import type { Services } from '../services.js';
+import { watchAuthChanges } from '../store/authChanges.js';
+import type { CommitWatch } from '../store/commitWatch.js';
+
+export interface ApiContext {
+  readonly services: Services;
+  readonly verifyDeps: VerifyDeps;
+  readonly keyCache: KeyCache;
+  readonly audit: AuditQueue;
+  readonly lastUsed: LastUsedTracker;
+  close(): Promise<void>;
+}
+
+export function createApiContext(services: Services): ApiContext {
+  const { config, store, logger, metrics } = services;
+  const keyCache = new KeyCache(config.apiKeys.cacheTtlMs);
+  const audit = new AuditQueue({
+    db: store.db,
+    flushIntervalMs: config.audit.flushIntervalMs,
+    batchSize: config.audit.batchSize,
+    logger,
+    metrics,
+  });
+  const lastUsed = new LastUsedTracker(store.db, logger);
+  const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
+  const watch: CommitWatch = watchAuthChanges(store, pgUrl, () => keyCache.clear());
+  return {
+    services,
+    keyCache,
+    audit,
+    lastUsed,
+    verifyDeps: {
+      config,
+      store,
+      digestKey: services.digestKey,
+      cache: keyCache,
+      metrics,
+      clock: services.clock,
+    },
+    async close() {
+      await watch.stop();
+      await lastUsed.close();
+      await audit.close();
+    },
+  };
+}

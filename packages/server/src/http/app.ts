@@ -1,0 +1,83 @@
+/**
+ * The Fastify instance: request context, the five contract routes, 404/405, OpenAPI, health, and
+ * the single error mapping. Validation of requests is the contract's own (http/plugins), so
+ * Fastify's schema validator is switched off; its serializer still writes every response from
+ * the route's schema.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { ROUTE_LIST } from '../contract/routes.js';
+import { NAMED_SCHEMAS } from '../contract/schemas.js';
+import { ApiError } from '../domain/errors.js';
+import { newId } from '../ids.js';
+import type { ApiContext } from './apiContext.js';
+import { registerDocs } from './docsPage.js';
+import { registerHealth } from './health.js';
+import { registerOpenApi } from './openapi.js';
+import { registerObservation } from './plugins/observe.js';
+import { registerRequestContext } from './plugins/requestContext.js';
+import { clientErrorHandler, frameworkErrorHandler, sendProblem, toApiError } from './problem.js';
+import { literalizeBadEscapes } from './rewriteUrl.js';
+import { registerApiRoute } from './routes/apiRoute.js';
+import { API_ROUTES } from './routes/index.js';
+
+export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
+  const { config, logger } = context.services;
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One line per request is written by plugins/observe.ts, without headers or query strings.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'req_id' }),
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    // Opaque IDs of any length up to the URL limit must reach the handler (then 404), not fail routing.
+    routerOptions: { maxParamLength: config.http.maxHeaderBytes },
+    requestTimeout: config.http.requestTimeoutMs,
+    // Node checks request and header timeouts only every connectionsCheckingInterval (30 s by
+    // default): a client trickling headers would hold a socket that long. Check every second.
+    http: { maxHeaderSize: config.http.maxHeaderBytes, connectionsCheckingInterval: 1000 },
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
+    rewriteUrl: (request) => literalizeBadEscapes(request.url ?? '/'),
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
+  });
+
+  // Headers must arrive within the request timeout too (Node's default is 60 s).
+  app.server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
+  app.setValidatorCompiler(() => () => true);
+  for (const [name, schema] of Object.entries(NAMED_SCHEMAS)) app.addSchema({ ...schema, $id: name });
+
+  registerRequestContext(app);
+  registerObservation(app, context);
+  await registerOpenApi(app, config);
+  registerHealth(app, context.services);
+  await registerDocs(app);
+
+  for (const spec of API_ROUTES) registerApiRoute(app, context, spec);
+  registerMethodNotAllowed(app);
+
+  app.setNotFoundHandler((request, reply) => {
+    sendProblem(reply, new ApiError('route_not_found', 'No route matches this path.'));
+  });
+  app.setErrorHandler((error, request, reply) => {
+    sendProblem(reply, toApiError(error, request));
+  });
+  return app;
+}
+
+/** Known paths answer other methods with 405 and `Allow: GET, HEAD`, before any body is read. */
+function registerMethodNotAllowed(app: FastifyInstance): void {
+  const methods = app.supportedMethods.filter((m) => !['GET', 'HEAD', 'CONNECT'].includes(m));
+  for (const route of ROUTE_LIST) {
+    app.route({
+      method: methods,
+      url: route.path,
+      schema: { hide: true },
+      onRequest: async () => {
+        throw new ApiError('method_not_allowed', 'This API is read-only: use GET or HEAD.', {
+          Allow: 'GET, HEAD',
+        });
+      },
+      handler: async () => undefined,
+    });
+  }
+}

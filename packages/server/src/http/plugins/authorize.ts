@@ -1,0 +1,56 @@
+/**
+ * Per-route gate, run in onRequest before anything reads the query: authentication, then route
+ * enablement for the caller's organization, then the route's scopes (contract, check order).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { KeyRecord } from '../../auth/keyCache.js';
+import { bearerToken, type Caller, verifyApiKey } from '../../auth/verifyApiKey.js';
+import type { RouteDefinition } from '../../contract/routes.js';
+import { ApiError } from '../../domain/errors.js';
+import type { ApiContext } from '../apiContext.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: Caller;
+    /** Present once the request got past bearer parsing: such a request is audited. */
+    auditSubject?: { keyId: string | null; organizationId: string | null };
+  }
+}
+
+export function checkRouteAccess(route: RouteDefinition, record: KeyRecord): void {
+  const { organization, key } = record;
+  if (!organization.allowlisted) {
+    throw new ApiError(
+      'organization_not_allowlisted',
+      'Your organization is not enabled for the external API.',
+    );
+  }
+  if (!organization.routes.includes(route.group)) {
+    throw new ApiError(
+      'route_not_allowed',
+      `Your organization is not enabled for the ${route.group} routes.`,
+    );
+  }
+  const missing = route.scopes.filter((scope) => !key.scopes.includes(scope));
+  if (missing.length > 0) {
+    throw new ApiError('missing_scope', `This route needs the scope(s): ${missing.join(', ')}.`);
+  }
+}
+
+export function authorizeRoute(route: RouteDefinition, context: ApiContext) {
+  return async function authorize(request: FastifyRequest): Promise<void> {
+    const token = bearerToken(request.headers.authorization);
+    if (token !== undefined) request.auditSubject = { keyId: null, organizationId: null };
+    const seen: { record?: KeyRecord } = {};
+    try {
+      const caller = await verifyApiKey(context.verifyDeps, token, seen);
+      checkRouteAccess(route, caller.record);
+      request.caller = caller;
+      context.lastUsed.record(caller.keyId, context.services.clock());
+    } finally {
+      if (seen.record && request.auditSubject) {
+        request.auditSubject = { keyId: seen.record.key.id, organizationId: seen.record.organization.id };
+      }
+    }
+  };
+}

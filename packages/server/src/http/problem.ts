@@ -1,0 +1,104 @@
+/**
+ * The one place errors become responses: RFC 9457 problem+json with the contract's reason code
+ * (decisions.md, Errors). ApiErrors render as themselves; Fastify's own errors, unknown paths,
+ * wrong methods and transport-level failures are mapped here so no response is ever in another
+ * shape or a bare 500.
+ */
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { REASONS, type ReasonCode } from '../contract/reasons.js';
+import type { ProblemBody } from '../contract/schemas.js';
+import { ApiError } from '../domain/errors.js';
+import { newId } from '../ids.js';
+import { API_HEADERS } from './plugins/requestContext.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export function problemBody(
+  code: ReasonCode,
+  detail: string,
+  requestId: string,
+  status = REASONS[code].status,
+): ProblemBody {
+  return {
+    type: `/docs/problems#${code}`,
+    title: REASONS[code].title,
+    status,
+    detail,
+    reason_code: code,
+    request_id: requestId,
+  };
+}
+
+export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
+  reply.request.reasonCode = error.reasonCode;
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply
+    .code(error.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(problemBody(error.reasonCode, error.detail, reply.request.id));
+}
+
+/** Maps anything thrown during a request to an ApiError. */
+export function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as Partial<FastifyError>;
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 404) return new ApiError('route_not_found', 'No route matches this path.');
+  if (status === 405)
+    return new ApiError('method_not_allowed', 'Only GET and HEAD are supported.', { Allow: 'GET, HEAD' });
+  if (status >= 400 && status < 500) {
+    // A request Fastify itself could not take (bad URL encoding, a body it cannot parse on a
+    // method that has no route): it never reached a route.
+    return new ApiError('route_not_found', 'The request could not be routed.');
+  }
+  // Anything else is the store or a dependency failing mid-request: retryable, never a 500.
+  request.log.error(
+    { err: { message: (error as Error)?.message, code: fastifyError.code } },
+    'request failed',
+  );
+  return new ApiError('digest_key_unavailable', 'The service is temporarily unavailable; retry shortly.');
+}
+
+/** Fastify errors raised before routing (e.g. FST_ERR_BAD_URL): same body, same headers. */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  for (const [name, value] of Object.entries(API_HEADERS)) reply.header(name, value);
+  reply.header('X-Request-Id', request.id);
+  sendProblem(reply, toApiError(error, request));
+}
+
+const CLIENT_ERROR_STATUS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
+};
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (oversized headers, malformed
+ * requests, timeouts). The reply is written to the socket directly, still as problem+json; its
+ * reason_code is route_not_found because the request never reached a route.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, title] = CLIENT_ERROR_STATUS[error.code ?? ''] ?? [400, 'Bad request'];
+  const requestId = newId('req');
+  const body = JSON.stringify({
+    ...problemBody('route_not_found', `${title}: the request could not be read.`, requestId, status),
+    title,
+  });
+  const headers = [
+    `HTTP/1.1 ${status} ${title}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(API_HEADERS).map(([k, v]) => `${k}: ${v}`),
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}

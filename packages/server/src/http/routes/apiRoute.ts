@@ -1,0 +1,96 @@
+/**
+ * Registers one contract route: its schema (which serializes the response and is its OpenAPI
+ * entry), the authorization gate, query validation, and a thin handler that calls the domain.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { Caller } from '../../auth/verifyApiKey.js';
+import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
+import type { RouteDefinition } from '../../contract/routes.js';
+import { Problem, type SchemaName } from '../../contract/schemas.js';
+import { ApiError } from '../../domain/errors.js';
+import type { ApiContext } from '../apiContext.js';
+import { authorizeRoute } from '../plugins/authorize.js';
+import { validateQuery } from '../plugins/validateQuery.js';
+import { PROBLEM_CONTENT_TYPE } from '../problem.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The contract route's id, for logs, metrics and audit. */
+    routeId?: string;
+  }
+}
+
+export interface ApiRouteSpec<Params> {
+  route: RouteDefinition;
+  params?: TSchema;
+  querystring?: TSchema;
+  response: SchemaName;
+  description: string;
+  handle(input: {
+    context: ApiContext;
+    caller: Caller;
+    params: Params;
+    request: FastifyRequest;
+  }): Promise<unknown>;
+}
+
+/** For each error status a route can answer with: the problem schema with that route's codes. */
+function errorResponses(route: RouteDefinition) {
+  const responses: Record<number, unknown> = {};
+  for (const [status, codes] of reasonsByStatusFor(route.id)) {
+    responses[status] = {
+      description: codes.map((code) => `\`${code}\`: ${REASONS[code].title}`).join('; '),
+      content: {
+        [PROBLEM_CONTENT_TYPE]: {
+          schema: {
+            ...Problem,
+            properties: { ...Problem.properties, reason_code: { type: 'string', enum: codes } },
+          },
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+/** `/external/v1/encounters/` is not the encounter "" but no route at all. */
+async function rejectEmptyParams(request: FastifyRequest): Promise<void> {
+  const params = request.params as Record<string, string>;
+  for (const value of Object.values(params)) {
+    if (value === '') throw new ApiError('route_not_found', 'No route matches this path.');
+  }
+}
+
+export function registerApiRoute<Params>(
+  app: FastifyInstance,
+  context: ApiContext,
+  spec: ApiRouteSpec<Params>,
+): void {
+  const { route } = spec;
+  app.route({
+    method: route.method,
+    url: route.path,
+    config: { routeId: route.id },
+    schema: {
+      operationId: route.id,
+      summary: route.summary,
+      description: `${spec.description}\n\nRequired scopes: ${route.scopes.map((s) => `\`${s}\``).join(', ')}. Route group: \`${route.group}\`.`,
+      tags: [route.group],
+      security: [{ bearerAuth: [] }],
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.querystring ? { querystring: spec.querystring } : {}),
+      response: {
+        200: {
+          description: 'OK',
+          content: { 'application/json': { schema: { $ref: `${spec.response}#` } } },
+        },
+        ...errorResponses(route),
+      },
+    },
+    onRequest: [rejectEmptyParams, authorizeRoute(route, context)],
+    preValidation: validateQuery(route),
+    handler: async (request) =>
+      spec.handle({ context, caller: request.caller as Caller, params: request.params as Params, request }),
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * Runs the service's listeners on the shared services: the API, the embedded media host (local
+ * storage), and the admin port (when configured). Shutdown is graceful: stop accepting, finish
+ * in-flight requests, flush the audit queue and last-used times, then close the store.
+ */
+import { startMediaHost } from '../media/mediaHost.js';
+import type { Services } from '../services.js';
+import { type AdminServer, startAdminServer } from './adminServer.js';
+import { createApiContext } from './apiContext.js';
+import { buildApp } from './app.js';
+
+export interface RunningServer {
+  url: string;
+  mediaUrl: string | undefined;
+  adminUrl: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function startServer(services: Services): Promise<RunningServer> {
+  const { config } = services;
+  const context = createApiContext(services);
+  const app = await buildApp(context);
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const media = services.media.driver === 'local' ? await startMediaHost(services) : undefined;
+  let admin: AdminServer | undefined;
+  if (config.adminPort !== undefined)
+    admin = await startAdminServer(services.metrics, config.host, config.adminPort);
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    mediaUrl: media?.url,
+    adminUrl: admin?.url,
+    close: () => {
+      closing ??= (async () => {
+        // Graceful within a deadline: in-flight requests get EDS_SHUTDOWN_GRACE_MS, then any
+        // connection still open (a stuck or malicious client) is cut so shutdown cannot hang.
+        const deadline = setTimeout(() => app.server.closeAllConnections(), config.http.shutdownGraceMs);
+        try {
+          await Promise.all([app.close(), media?.close()]);
+        } finally {
+          clearTimeout(deadline);
+        }
+        await context.close();
+        await admin?.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * The embedded default: recordings as files in one folder, links pointing at the embedded media
+ * host. The folder is created when the driver is; if it later vanishes, stops being a folder or
+ * cannot be read, that is "storage unavailable", never "object gone".
+ */
+import { randomBytes } from 'node:crypto';
+import { constants, createWriteStream, mkdirSync } from 'node:fs';
+import { copyFile, type FileHandle, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { dirname, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { withinStorageTimeout } from './bounded.js';
+import { servableContentType } from './contentType.js';
+import { signMediaLink } from './linkSigner.js';
+import {
+  isSafeObjectKey,
+  type MediaLink,
+  type OpenedObject,
+  type ServableMediaStorage,
+  StorageUnavailableError,
+} from './storage.js';
+
+export interface LocalStorageOptions {
+  dir: string;
+  mediaBaseUrl: string;
+  signingSecret: string;
+  /** Bound on `exists` and `open` (config.media.storageTimeoutMs). */
+  timeoutMs: number;
+  now?: () => number;
+}
+
+/** Errors that mean "this object is not there", as opposed to "the folder cannot be read". */
+const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
+
+export function createLocalStorage(options: LocalStorageOptions): ServableMediaStorage {
+  const now = options.now ?? Date.now;
+  const root = resolve(options.dir);
+  let baseUrl = options.mediaBaseUrl;
+  try {
+    mkdirSync(root, { recursive: true });
+  } catch {
+    // Reported as StorageUnavailableError by the first read; the service still starts.
+  }
+
+  /** The file a key names, refusing anything that would leave the folder. */
+  const pathOf = (key: string): string => {
+    if (!isSafeObjectKey(key)) throw new Error('unsafe object key');
+    const path = resolve(root, key);
+    if (!path.startsWith(root + sep)) throw new Error('unsafe object key');
+    return path;
+  };
+
+  /** After ENOENT/ENOTDIR: the object is gone only if the folder itself is still a folder. */
+  const assertRootReadable = async (): Promise<void> => {
+    let isDirectory: boolean;
+    try {
+      isDirectory = (await stat(root)).isDirectory();
+    } catch (error) {
+      throw unavailable(error);
+    }
+    if (!isDirectory) throw new StorageUnavailableError('media folder is not a folder');
+  };
+
+  /** Opens the key's file, following symlinks only while they stay inside the folder. */
+  const openUnbounded = async (key: string): Promise<FileHandle | null> => {
+    if (!isSafeObjectKey(key)) return null;
+    let real: string;
+    let realRoot: string;
+    try {
+      real = await realpath(pathOf(key));
+      realRoot = await realpath(root);
+    } catch (error) {
+      if (!ABSENT.has(errorCode(error))) throw unavailable(error);
+      await assertRootReadable();
+      return null;
+    }
+    if (!real.startsWith(realRoot + sep)) return null;
+    let handle: FileHandle;
+    try {
+      // O_NONBLOCK: a FIFO planted in the folder must not park a file-system thread forever
+      // (no effect on regular files; anything but a regular file is then refused below).
+      handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if (ABSENT.has(errorCode(error))) return null;
+      throw unavailable(error);
+    }
+    try {
+      if ((await handle.stat()).isFile()) return handle;
+    } catch (error) {
+      await handle.close();
+      throw unavailable(error);
+    }
+    await handle.close();
+    return null;
+  };
+
+  const openBounded = (key: string, what: string) =>
+    withinStorageTimeout(
+      options.timeoutMs,
+      what,
+      () => openUnbounded(key),
+      (late) => void late?.close().catch(() => {}),
+    );
+
+  return {
+    driver: 'local',
+
+    async put(key, source, _contentType) {
+      // The content type is not stored: links carry the one recorded with the recording.
+      const target = pathOf(key);
+      await mkdir(dirname(target), { recursive: true });
+      // Write beside the target and rename, so a reader never sees half a file.
+      const partial = `${target}.partial-${randomBytes(6).toString('hex')}`;
+      const sink = typeof source === 'string' ? undefined : createWriteStream(partial, { flags: 'wx' });
+      try {
+        if (sink) await pipeline(source as Readable, sink);
+        else await copyFile(source as string, partial);
+        await rename(partial, target);
+      } catch (error) {
+        // The sink may still be opening its file: wait until it has closed, then remove it.
+        if (sink && !sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
+        await rm(partial, { force: true });
+        throw error;
+      }
+      return { byteSize: (await stat(target)).size };
+    },
+
+    async exists(key) {
+      const handle = await openBounded(key, 'media folder');
+      await handle?.close();
+      return handle !== null;
+    },
+
+    async open(key) {
+      const handle = await openBounded(key, 'media folder');
+      return handle === null ? null : await openedObject(handle);
+    },
+
+    async createLink(key, contentType, ttlSeconds): Promise<MediaLink> {
+      if (!isSafeObjectKey(key)) throw new Error('unsafe object key');
+      const expiresAt = (Math.floor(now() / 1000) + ttlSeconds) * 1000;
+      const type = servableContentType(contentType);
+      return { url: signMediaLink(baseUrl, key, type, expiresAt, options.signingSecret), expiresAt };
+    },
+
+    useBaseUrl(url) {
+      baseUrl = url.replace(/\/+$/, '');
+    },
+
+    async close() {},
+  };
+}
+
+async function openedObject(handle: FileHandle): Promise<OpenedObject> {
+  let info: Awaited<ReturnType<FileHandle['stat']>>;
+  try {
+    info = await handle.stat();
+  } catch (error) {
+    await handle.close();
+    throw unavailable(error);
+  }
+  let closed = false;
+  return {
+    size: info.size,
+    modifiedMs: info.mtimeMs,
+    read(range) {
+      closed = true; // the stream owns the handle now and closes it when done or destroyed
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await handle.close().catch(() => {});
+    },
+  };
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+}
+
+function unavailable(error: unknown): StorageUnavailableError {
+  // The code only: fs messages carry absolute paths, which do not belong in responses.
+  return new StorageUnavailableError(`media folder unreadable (${errorCode(error)})`);
+}

@@ -1,0 +1,51 @@
+/**
+ * The long-lived parts of a process, built once from the configuration and handed to the HTTP
+ * app, the CLI commands and the webhook worker alike.
+ */
+import { type DigestKeyProvider, staticDigestKey } from './auth/digest.js';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMediaStorage } from './media/index.js';
+import type { MediaStorage } from './media/storage.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { openStore, type Store } from './store/database.js';
+
+export type Clock = () => number;
+
+export interface Services {
+  readonly config: Config;
+  readonly store: Store;
+  readonly media: MediaStorage;
+  readonly digestKey: DigestKeyProvider;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  store?: Store;
+  media?: MediaStorage;
+  logger?: Logger;
+  clock?: Clock;
+  digestKey?: DigestKeyProvider;
+}
+
+export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
+  const store = overrides.store ?? openStore(config.database);
+  const clock = overrides.clock ?? Date.now;
+  const media = overrides.media ?? createMediaStorage(config, clock);
+  return {
+    config,
+    store,
+    media,
+    digestKey: overrides.digestKey ?? staticDigestKey(config.secrets.keyDigest),
+    logger: overrides.logger ?? createLogger(config.logLevel),
+    clock,
+    metrics: createMetrics(),
+    async close() {
+      await media.close?.();
+      await store.close();
+    },
+  };
+}

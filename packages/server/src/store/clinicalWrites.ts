@@ -1,0 +1,209 @@
+/**
+ * Writes of clinical data (imports and the demo). Every function runs inside the caller's
+ * transaction, writes in multi-row batches, and replaces rows by id (imports are idempotent).
+ * Encounter writes keep the per-day count roll-up exact in the same transaction.
+ */
+import { type Insertable, type Kysely, sql } from 'kysely';
+import { DAY_MS, dayOf } from '../time.js';
+import type {
+  Database,
+  DocumentsTable,
+  EncountersTable,
+  PatientsTable,
+  RecordingsTable,
+  TranscriptsTable,
+} from './schema.js';
+
+type Tx = Kysely<Database>;
+
+/** Rows per statement: well under both dialects' bound-parameter limits. */
+const CHUNK = 400;
+
+function chunks<T>(rows: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
+  return out;
+}
+
+export async function upsertPatients(tx: Tx, rows: Insertable<PatientsTable>[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await tx
+      .insertInto('patients')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          organization_id: eb.ref('excluded.organization_id'),
+          first_name: eb.ref('excluded.first_name'),
+          last_name: eb.ref('excluded.last_name'),
+          date_of_birth: eb.ref('excluded.date_of_birth'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
+  }
+}
+
+export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    const existing = await tx
+      .selectFrom('encounters')
+      .select(['id', 'organization_id', 'demo_training', 'created_at'])
+      .where(
+        'id',
+        'in',
+        batch.map((r) => r.id),
+      )
+      .execute();
+    const deltas = new Map<string, { organization_id: string; day: number; count: number }>();
+    const bump = (organizationId: string, createdAt: number, by: number) => {
+      const day = dayOf(createdAt);
+      const key = `${organizationId}\u0000${day}`;
+      const entry = deltas.get(key) ?? { organization_id: organizationId, day, count: 0 };
+      entry.count += by;
+      deltas.set(key, entry);
+    };
+    for (const old of existing) if (old.demo_training === 0) bump(old.organization_id, old.created_at, -1);
+    for (const row of batch) if (!row.demo_training) bump(row.organization_id, row.created_at, 1);
+
+    await tx
+      .insertInto('encounters')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          organization_id: eb.ref('excluded.organization_id'),
+          patient_id: eb.ref('excluded.patient_id'),
+          encounter_type: eb.ref('excluded.encounter_type'),
+          status: eb.ref('excluded.status'),
+          date_of_service: eb.ref('excluded.date_of_service'),
+          created_at: eb.ref('excluded.created_at'),
+          updated_at: eb.ref('excluded.updated_at'),
+          demo_training: eb.ref('excluded.demo_training'),
+        })),
+      )
+      .execute();
+
+    const changed = [...deltas.values()].filter((d) => d.count !== 0);
+    if (changed.length > 0) {
+      await tx
+        .insertInto('encounter_day_counts')
+        .values(changed)
+        .onConflict((oc) =>
+          oc.columns(['organization_id', 'day']).doUpdateSet((eb) => ({
+            count: eb('encounter_day_counts.count', '+', eb.ref('excluded.count')),
+          })),
+        )
+        .execute();
+    }
+  }
+}
+
+export async function upsertDocuments(tx: Tx, rows: Insertable<DocumentsTable>[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await tx
+      .insertInto('documents')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          encounter_id: eb.ref('excluded.encounter_id'),
+          organization_id: eb.ref('excluded.organization_id'),
+          schema_type: eb.ref('excluded.schema_type'),
+          title: eb.ref('excluded.title'),
+          status: eb.ref('excluded.status'),
+          workflow_variant: eb.ref('excluded.workflow_variant'),
+          audio_duration_seconds: eb.ref('excluded.audio_duration_seconds'),
+          content_format: eb.ref('excluded.content_format'),
+          content_text: eb.ref('excluded.content_text'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
+  }
+}
+
+/**
+ * Writes transcripts and returns the ids of documents whose transcript became finalized with
+ * this write (it was absent or not finalized before): each gets one transcript_ready event.
+ */
+export async function upsertTranscripts(tx: Tx, rows: Insertable<TranscriptsTable>[]): Promise<string[]> {
+  const newlyFinalized: string[] = [];
+  for (const batch of chunks(rows)) {
+    const before = await tx
+      .selectFrom('transcripts')
+      .select(['document_id', 'finalized'])
+      .where(
+        'document_id',
+        'in',
+        batch.map((r) => r.document_id),
+      )
+      .execute();
+    const wasFinal = new Set(before.filter((r) => r.finalized === 1).map((r) => r.document_id));
+    for (const row of batch)
+      if (row.finalized === 1 && !wasFinal.has(row.document_id)) newlyFinalized.push(row.document_id);
+    await tx
+      .insertInto('transcripts')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('document_id').doUpdateSet((eb) => ({
+          finalized: eb.ref('excluded.finalized'),
+          provider: eb.ref('excluded.provider'),
+          audio_duration_seconds: eb.ref('excluded.audio_duration_seconds'),
+          turns: eb.ref('excluded.turns'),
+          finalized_at: eb.ref('excluded.finalized_at'),
+        })),
+      )
+      .execute();
+  }
+  return newlyFinalized;
+}
+
+/** Removes transcripts of documents that a re-import gives none. */
+export async function deleteTranscripts(tx: Tx, documentIds: string[]): Promise<void> {
+  for (const batch of chunks(documentIds)) {
+    await tx.deleteFrom('transcripts').where('document_id', 'in', batch).execute();
+  }
+}
+
+export async function upsertRecordings(tx: Tx, rows: Insertable<RecordingsTable>[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await tx
+      .insertInto('recordings')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('document_id').doUpdateSet((eb) => ({
+          object_key: eb.ref('excluded.object_key'),
+          content_type: eb.ref('excluded.content_type'),
+          byte_size: eb.ref('excluded.byte_size'),
+        })),
+      )
+      .execute();
+  }
+}
+
+/** Removes recordings of documents that a re-import gives no audio. */
+export async function deleteRecordings(tx: Tx, documentIds: string[]): Promise<void> {
+  for (const batch of chunks(documentIds)) {
+    await tx.deleteFrom('recordings').where('document_id', 'in', batch).execute();
+  }
+}
+
+/**
+ * Recomputes an organization's per-day counts from its encounters. For bulk loaders that write
+ * encounters without the incremental bookkeeping of `upsertEncounters` (the demo's SQLite path).
+ */
+export async function rebuildEncounterDayCounts(tx: Tx, organizationId: string): Promise<void> {
+  // floor(created_at / DAY_MS) as dayOf() computes it, as a literal so both dialects group by it.
+  const dayExpression = sql<number>`floor(created_at / ${sql.raw(`${DAY_MS}.0`)})`;
+  await tx.deleteFrom('encounter_day_counts').where('organization_id', '=', organizationId).execute();
+  await tx
+    .insertInto('encounter_day_counts')
+    .columns(['organization_id', 'day', 'count'])
+    .expression((eb) =>
+      eb
+        .selectFrom('encounters')
+        .select((s) => ['organization_id', dayExpression.as('day'), s.fn.countAll<number>().as('count')])
+        .where('organization_id', '=', organizationId)
+        .where('demo_training', '=', 0)
+        .groupBy(['organization_id', dayExpression]),
+    )
+    .execute();
+}

@@ -1,0 +1,104 @@
+/**
+ * Opens the store named by the configuration: an embedded SQLite file (better-sqlite3) or a
+ * PostgreSQL pool (pg). Both are handed out as the same `Kysely<Database>`.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+import { type Dialect, dialectOf } from './dialect.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface Store {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** The raw SQLite handle, for the few hot paths that prepare their own statements. */
+  readonly sqlite: SQLite.Database | undefined;
+  /** The raw PostgreSQL pool, for LISTEN/NOTIFY. */
+  readonly pgPool: pg.Pool | undefined;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+export function openStore(config: DatabaseConfig): Store {
+  if (config.dialect === 'sqlite') {
+    if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
+    const sqlite = new SQLite(config.path);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    return { db, dialect: 'sqlite', sqlite, pgPool: undefined, close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    statement_timeout: config.statementTimeoutMs || undefined,
+    connectionTimeoutMillis: 5000,
+    // Epoch milliseconds and counts fit in a double; return numbers, not strings.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID || oid === NUMERIC_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', sqlite: undefined, pgPool: pool, close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every query's SQL afresh; better-sqlite3 statements are reusable, and the API
+ * runs the same few statements over and over. Caching them (LRU, by SQL text) saves the parse and
+ * plan on every request. Safe because Kysely runs one query at a time on the single connection.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 512) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string): SQLite.Statement {
+      const hit = cache.get(sql);
+      if (hit) {
+        cache.delete(sql);
+        cache.set(sql, hit);
+        return hit;
+      }
+      const statement = sqlite.prepare(sql);
+      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
+}
+
+/** Creates or upgrades the schema; safe to repeat. Returns the names it applied. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Whether every known migration has been applied (for /readyz). */
+export async function migrationsCurrent(db: Db): Promise<boolean> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const all = await migrator.getMigrations();
+  return all.every((m) => m.executedAt !== undefined);
+}
+
+export { dialectOf };
+
+/** Runs `work` in a transaction, joining the caller's when `db` already is one. */
+export async function inTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}

@@ -1,0 +1,17 @@
+/** Migrations in order. Listed statically so they ship inside a build (no folder scanning). */
+import type { Migration, MigrationProvider } from 'kysely';
+import * as core from './001_core.js';
+import * as webhooks from './002_webhooks.js';
+import * as documentSummaryIndex from './003_document_summary_index.js';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '001_core': core,
+  '002_webhooks': webhooks,
+  '003_document_summary_index': documentSummaryIndex,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};
+
+export const LATEST_MIGRATION = Object.keys(MIGRATIONS).at(-1) as string;

@@ -1,0 +1,81 @@
+/** Webhook subscriptions and their activation records. */
+import type { ExpressionBuilder, Insertable, Kysely, Updateable } from 'kysely';
+import type {
+  Database,
+  WebhookActivationRow,
+  WebhookActivationsTable,
+  WebhookSubscriptionRow,
+  WebhookSubscriptionsTable,
+} from './schema.js';
+
+type Tx = Kysely<Database>;
+
+/**
+ * The subscription gates the store can see: enabled, activated at its current revision, and
+ * correlation confirmed. (The deployment switch is configuration, checked by the callers.)
+ */
+export function subscriptionEligible(eb: ExpressionBuilder<Database, 'webhook_subscriptions'>) {
+  return eb.and([
+    eb('webhook_subscriptions.enabled', '=', 1),
+    eb('webhook_subscriptions.active_revision', '=', eb.ref('webhook_subscriptions.revision')),
+    eb('webhook_subscriptions.correlation_status', '=', 'confirmed'),
+  ]);
+}
+
+export function isSubscriptionEligible(row: WebhookSubscriptionRow): boolean {
+  return row.enabled === 1 && row.active_revision === row.revision && row.correlation_status === 'confirmed';
+}
+
+export async function insertSubscription(db: Tx, row: Insertable<WebhookSubscriptionsTable>): Promise<void> {
+  await db.insertInto('webhook_subscriptions').values(row).execute();
+}
+
+export async function getSubscription(db: Tx, id: string): Promise<WebhookSubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listSubscriptions(db: Tx, organizationId?: string): Promise<WebhookSubscriptionRow[]> {
+  let q = db.selectFrom('webhook_subscriptions').selectAll();
+  if (organizationId !== undefined) q = q.where('organization_id', '=', organizationId);
+  return q.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function updateSubscription(
+  db: Tx,
+  id: string,
+  set: Updateable<WebhookSubscriptionsTable>,
+): Promise<void> {
+  await db.updateTable('webhook_subscriptions').set(set).where('id', '=', id).execute();
+}
+
+/** Subscriptions of these organizations that may receive an event written now. */
+export async function eligibleSubscriptions(
+  db: Tx,
+  organizationIds: readonly string[],
+): Promise<{ id: string; organization_id: string }[]> {
+  if (organizationIds.length === 0) return [];
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'organization_id'])
+    .where('organization_id', 'in', [...organizationIds])
+    .where((eb) => subscriptionEligible(eb))
+    .orderBy('id')
+    .execute();
+}
+
+export async function insertActivation(db: Tx, row: Insertable<WebhookActivationsTable>): Promise<void> {
+  await db.insertInto('webhook_activations').values(row).execute();
+}
+
+export async function getActivation(db: Tx, id: string): Promise<WebhookActivationRow | undefined> {
+  return db.selectFrom('webhook_activations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function markActivationRevoked(db: Tx, id: string, now: number): Promise<void> {
+  await db
+    .updateTable('webhook_activations')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
+}

@@ -1,0 +1,57 @@
+/**
+ * Group commit for attempt completions. Each completion is a small transaction, and on a real
+ * disk the commit (WAL flush) dominates: one per delivery caps a worker at a few hundred
+ * deliveries a second. Completions are therefore written together: the first one is flushed at
+ * once, and those that arrive while a flush is running go out in the next one, so batching adds
+ * no delay when the worker is quiet and saves most commits when it is busy.
+ */
+import type { Db } from '../store/database.js';
+import type { AttemptOutcome } from '../store/schema.js';
+import { type CompletionInput, completeAttempts } from '../store/webhookDeliveries.js';
+
+const MAX_BATCH = 256;
+
+interface Pending {
+  input: CompletionInput;
+  resolve: (outcome: AttemptOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+export class CompletionWriter {
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  complete(input: CompletionInput): Promise<AttemptOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      if (!this.flushing) this.flushing = this.drain();
+    });
+  }
+
+  /** Resolves once everything queued so far is written. */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          const outcomes = await completeAttempts(
+            this.db,
+            batch.map((p) => p.input),
+          );
+          for (const [i, p] of batch.entries()) p.resolve(outcomes[i]!);
+        } catch (error) {
+          // The claims stay leased and expire; the deliveries are attempted again (at least once).
+          for (const p of batch) p.reject(error);
+        }
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Audit: one record per request that got past bearer parsing, with IDs only. Logs: JSON lines
+ * without tokens, digests, signed links or PHI.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { digestToken } from '../../src/auth/digest.js';
+import { readAudit } from '../../src/store/audit.js';
+import { TEST_DIGEST_SECRET } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { forEachStore } from '../support/stores.js';
+import { buildWorld, pathFor, type World } from '../support/world.js';
+
+forEachStore('audit and logs', (kind) => {
+  let server: TestServer;
+  let world: World;
+  before(async () => {
+    server = await startTestServer(kind, { env: { EDS_AUDIT_FLUSH_MS: '20' } });
+    world = await buildWorld(server.fixtures, server.putObject);
+  });
+  after(() => server.close());
+
+  async function auditRows() {
+    const rows = [];
+    for await (const row of readAudit(server.services.store.db, {})) rows.push(row);
+    return rows;
+  }
+
+  test('happy: each request past bearer parsing leaves one audit record with route, IDs, status and reason', async () => {
+    const ok = await server.api.get(pathFor('getDocument', world), { token: world.token });
+    const denied = await server.api.get(pathFor('getEncounter', world, { encounter: world.encounterB }), {
+      token: world.token,
+    });
+    const unknown = await server.api.get('/external/v1/encounters', { token: 'eds_live_junk' });
+    const anonymous = await server.api.get('/external/v1/encounters');
+    await new Promise((r) => setTimeout(r, 150));
+    const rows = await auditRows();
+    const byRequest = new Map(rows.map((r) => [r.request_id, r]));
+    const okRow = byRequest.get(ok.headers.get('x-request-id')!);
+    assert.ok(okRow);
+    assert.equal(okRow.route, 'getDocument');
+    assert.equal(okRow.organization_id, world.orgA);
+    assert.equal(okRow.encounter_id, world.encounter);
+    assert.equal(okRow.document_id, world.note);
+    assert.equal(okRow.status, 200);
+    assert.equal(okRow.reason_code, null);
+    const deniedRow = byRequest.get(denied.headers.get('x-request-id')!);
+    assert.equal(deniedRow?.reason_code, 'cross_organization_denied');
+    assert.equal(deniedRow?.status, 403);
+    const unknownRow = byRequest.get(unknown.headers.get('x-request-id')!);
+    assert.equal(unknownRow?.reason_code, 'malformed_token');
+    assert.equal(unknownRow?.key_id, null);
+    assert.equal(
+      byRequest.has(anonymous.headers.get('x-request-id')!),
+      false,
+      'missing_bearer is not audited',
+    );
+  });
+
+  test('security: no token, digest, signed link or PHI in logs or the audit log', async () => {
+    const audio = await server.api.get(pathFor('getAudio', world), { token: world.token });
+    const transcript = await server.api.get(pathFor('getTranscript', world), { token: world.token });
+    const encounter = await server.api.get(pathFor('getEncounter', world), { token: world.token });
+    await server.api.get('/external/v1/encounters?x=1', { token: world.token });
+    await new Promise((r) => setTimeout(r, 150));
+    const link = new URL(audio.body.audio_url);
+    const secrets = [
+      world.token,
+      world.token.slice(9, 30),
+      digestToken(world.token, TEST_DIGEST_SECRET),
+      link.search.slice(1),
+      ...[...link.searchParams.values()].filter((v) => v.length > 12),
+      encounter.body.encounter.patient.last_name,
+      transcript.body.transcript.turns[0].text,
+    ];
+    const text = server.logs.join('\n') + JSON.stringify(await auditRows());
+    assert.ok(server.logs.length > 0);
+    for (const secret of secrets)
+      assert.equal(text.includes(secret), false, `leaked: ${secret.slice(0, 12)}…`);
+    for (const line of server.logs) JSON.parse(line);
+  });
+});

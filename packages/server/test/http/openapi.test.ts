@@ -1,0 +1,109 @@
+/**
+ * The served OpenAPI document: valid OpenAPI 3.1 by an independent validator, and complete —
+ * every route with its scopes, parameters and constraints, its success schema, and every error
+ * status it can return with exactly that route's reason codes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { LIST_QUERY } from '../../src/contract/listQuery.js';
+import { reasonsByStatusFor } from '../../src/contract/reasons.js';
+import { ROUTE_LIST } from '../../src/contract/routes.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let doc: any;
+before(async () => {
+  server = await startTestServer('sqlite');
+  const r = await fetch(`${server.url}/openapi/v1/openapi.json`);
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type') ?? '', /application\/json/);
+  doc = await r.json();
+});
+after(() => server.close());
+
+const openApiPath = (path: string) => path.replace(/:([a-z_]+)/g, '{$1}');
+
+test('happy: the document is valid OpenAPI 3.1.0 by an independent validator', async () => {
+  assert.equal(doc.openapi, '3.1.0');
+  const result = await validate(structuredClone(doc));
+  assert.ok(result.valid, result.valid ? '' : compileErrors(result));
+});
+
+test('happy: exactly the five contract routes, GET only, bearer security on each', () => {
+  assert.deepEqual(Object.keys(doc.paths).sort(), ROUTE_LIST.map((r) => openApiPath(r.path)).sort());
+  assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+    type: 'http',
+    scheme: 'bearer',
+    description: doc.components.securitySchemes.bearerAuth.description,
+  });
+  for (const route of ROUTE_LIST) {
+    const item = doc.paths[openApiPath(route.path)];
+    assert.deepEqual(Object.keys(item), ['get'], route.id);
+    assert.deepEqual(item.get.security, [{ bearerAuth: [] }]);
+    assert.equal(item.get.operationId, route.id);
+    for (const scope of route.scopes)
+      assert.ok(item.get.description.includes(scope), `${route.id} documents ${scope}`);
+  }
+});
+
+test('happy: every error status of every route, with that route’s reason codes as an enum', () => {
+  for (const route of ROUTE_LIST) {
+    const responses = doc.paths[openApiPath(route.path)].get.responses;
+    const expected = reasonsByStatusFor(route.id);
+    assert.deepEqual(
+      Object.keys(responses).sort(),
+      ['200', ...[...expected.keys()].map(String)].sort(),
+      route.id,
+    );
+    for (const [status, codes] of expected) {
+      const schema = responses[status].content['application/problem+json'].schema;
+      assert.deepEqual(schema.properties.reason_code.enum, codes, `${route.id} ${status}`);
+      assert.deepEqual(schema.required.sort(), [
+        'detail',
+        'reason_code',
+        'request_id',
+        'status',
+        'title',
+        'type',
+      ]);
+    }
+  }
+});
+
+test('happy: list parameters carry their constraints; path parameters are required strings', () => {
+  const list = doc.paths['/external/v1/encounters'].get;
+  const byName = Object.fromEntries(list.parameters.map((p: any) => [p.name, p]));
+  assert.deepEqual(Object.keys(byName).sort(), ['end_at', 'limit', 'offset', 'sort_order', 'start_at']);
+  assert.equal(byName.limit.in, 'query');
+  assert.equal(byName.limit.schema.minimum, LIST_QUERY.limit.min);
+  assert.equal(byName.limit.schema.maximum, LIST_QUERY.limit.max);
+  assert.equal(byName.limit.schema.default, LIST_QUERY.limit.default);
+  assert.equal(byName.offset.schema.maximum, LIST_QUERY.offset.max);
+  assert.equal(byName.start_at.schema.format, 'date-time');
+  const detail = doc.paths['/external/v1/encounters/{encounter_id}/documents/{document_id}'].get;
+  for (const p of detail.parameters) {
+    assert.equal(p.in, 'path');
+    assert.equal(p.required, true);
+    assert.equal(p.schema.type, 'string');
+  }
+});
+
+test('happy: response schemas are closed (no field outside the contract) and nullable fields are explicit', () => {
+  const encounter = doc.components.schemas.Encounter;
+  assert.equal(encounter.additionalProperties, false);
+  const summary = encounter.properties.documents.items;
+  assert.deepEqual(
+    summary.properties.status.anyOf.map((s: any) => s.type),
+    ['string', 'null'],
+  );
+  assert.deepEqual(summary.required.sort(), [
+    'audio_duration_seconds',
+    'document_id',
+    'schema_type',
+    'status',
+    'title',
+    'workflow_variant',
+  ]);
+  assert.ok(!doc.components.schemas.DocumentDetail.required.includes('content'));
+});

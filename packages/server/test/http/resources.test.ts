@@ -1,0 +1,206 @@
+/**
+ * Routes 2-5: exact response shapes (the contract's fields, nulls present, nothing extra) and
+ * every resource reason code, in the contract's order.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { forEachStore } from '../support/stores.js';
+import { buildWorld, pathFor, type World } from '../support/world.js';
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+forEachStore('resources', (kind) => {
+  let server: TestServer;
+  let world: World;
+  before(async () => {
+    server = await startTestServer(kind);
+    world = await buildWorld(server.fixtures, server.putObject);
+  });
+  after(() => server.close());
+
+  const get = (path: string, token = world.token) => server.api.get(path, { token });
+  const code = async (path: string, token?: string) => {
+    const r = await get(path, token);
+    return `${r.status} ${r.body.reason_code ?? ''}`.trim();
+  };
+
+  test('happy: encounter detail has exactly the contract fields, UTC millisecond datetimes, public documents in created_at order', async () => {
+    const r = await get(pathFor('getEncounter', world));
+    assert.deepEqual(Object.keys(r.body), ['encounter']);
+    const e = r.body.encounter;
+    assert.deepEqual(Object.keys(e).sort(), [
+      'created_at',
+      'date_of_service',
+      'documents',
+      'encounter_id',
+      'encounter_type',
+      'organization_id',
+      'patient',
+      'status',
+      'updated_at',
+    ]);
+    for (const field of ['created_at', 'updated_at', 'date_of_service']) assert.match(e[field], ISO_MS);
+    assert.equal(e.encounter_id, world.encounter);
+    assert.equal(e.organization_id, world.orgA);
+    assert.deepEqual(Object.keys(e.patient).sort(), [
+      'date_of_birth',
+      'first_name',
+      'last_name',
+      'patient_id',
+    ]);
+    assert.match(e.patient.date_of_birth, /^\d{4}-\d{2}-\d{2}$/);
+    // The internal schema type is not listed; the rest in created_at order.
+    assert.deepEqual(
+      e.documents.map((d: { document_id: string }) => d.document_id),
+      [world.ambient, world.unfinalized, world.note, world.bare, world.missingAudio],
+    );
+    const note = e.documents.find((d: { document_id: string }) => d.document_id === world.note);
+    assert.deepEqual(note, {
+      document_id: world.note,
+      schema_type: 'document',
+      title: 'SOAP note',
+      status: null,
+      workflow_variant: null,
+      audio_duration_seconds: null,
+    });
+    const ambient = e.documents.find((d: { document_id: string }) => d.document_id === world.ambient);
+    assert.deepEqual(ambient, {
+      document_id: world.ambient,
+      schema_type: 'ambient_transcript',
+      title: 'Visit recording',
+      status: 'completed',
+      workflow_variant: 'ambient',
+      audio_duration_seconds: 612.4,
+    });
+  });
+
+  test('happy: document detail carries markdown content for a document and no content field for a transcript', async () => {
+    const note = (await get(pathFor('getDocument', world))).body.document;
+    assert.deepEqual(Object.keys(note).sort(), [
+      'content',
+      'created_at',
+      'document_id',
+      'encounter_id',
+      'schema_type',
+      'status',
+      'title',
+      'updated_at',
+      'workflow_variant',
+    ]);
+    assert.deepEqual(note.content, { format: 'markdown', text: '## Subjective\nHeadache.' });
+    assert.equal(note.status, null);
+    const ambient = (await get(pathFor('getDocument', world, { document: world.ambient }))).body.document;
+    assert.equal('content' in ambient, false);
+    assert.equal(ambient.schema_type, 'ambient_transcript');
+    assert.equal(ambient.status, 'completed');
+  });
+
+  test('happy: transcript returns ordered finalized turns', async () => {
+    const r = await get(pathFor('getTranscript', world));
+    assert.deepEqual(r.body, {
+      encounter_id: world.encounter,
+      document_id: world.ambient,
+      transcript: {
+        provider: 'example-asr',
+        audio_duration_seconds: 612.4,
+        turns: [
+          { speaker: 'clinician', start: 0, end: 3.2, text: 'Good morning.' },
+          { speaker: 'patient', start: 3.4, end: 6.1, text: 'Morning, doctor.' },
+        ],
+      },
+    });
+  });
+
+  test('happy: audio link is a URL with an expiry about five minutes ahead', async () => {
+    const before = Date.now();
+    const r = await get(pathFor('getAudio', world));
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(Object.keys(r.body).sort(), ['audio_url', 'expires_at']);
+    assert.match(r.body.expires_at, ISO_MS);
+    const ttl = Date.parse(r.body.expires_at) - before;
+    assert.ok(ttl > 290_000 && ttl <= 301_000, `ttl ${ttl}`);
+    assert.ok(new URL(r.body.audio_url).protocol.startsWith('http'));
+  });
+
+  for (const route of ['getEncounter', 'getDocument', 'getTranscript', 'getAudio'] as const) {
+    test(`security: ${route} → encounter_not_found, cross_organization_denied, demo_training_denied`, async () => {
+      assert.equal(await code(pathFor(route, world, { encounter: 'enc_nope' })), '404 encounter_not_found');
+      assert.equal(
+        await code(pathFor(route, world, { encounter: world.encounterB, document: world.noteB })),
+        '403 cross_organization_denied',
+      );
+      assert.equal(
+        await code(pathFor(route, world, { encounter: world.demoEncounter, document: world.demoNote })),
+        '403 demo_training_denied',
+      );
+      // The other organization's key sees organization A's encounter as another organization's.
+      assert.equal(await code(pathFor(route, world), world.tokenB), '403 cross_organization_denied');
+    });
+  }
+
+  for (const route of ['getDocument', 'getTranscript', 'getAudio'] as const) {
+    test(`error: ${route} → document_not_found for an unknown document or one of another encounter`, async () => {
+      assert.equal(await code(pathFor(route, world, { document: 'doc_nope' })), '404 document_not_found');
+      assert.equal(
+        await code(pathFor(route, world, { document: world.otherNote })),
+        '404 document_not_found',
+      );
+      assert.equal(await code(pathFor(route, world, { document: world.noteB })), '404 document_not_found');
+    });
+  }
+
+  test('error: unsupported_document_type where the route does not serve the type', async () => {
+    assert.equal(
+      await code(pathFor('getDocument', world, { document: world.internal })),
+      '400 unsupported_document_type',
+    );
+    for (const route of ['getTranscript', 'getAudio'] as const) {
+      assert.equal(
+        await code(pathFor(route, world, { document: world.note })),
+        '400 unsupported_document_type',
+      );
+      assert.equal(
+        await code(pathFor(route, world, { document: world.internal })),
+        '400 unsupported_document_type',
+      );
+    }
+  });
+
+  test('error: transcript_not_found when the transcript is not finalized or absent', async () => {
+    assert.equal(
+      await code(pathFor('getTranscript', world, { document: world.unfinalized })),
+      '404 transcript_not_found',
+    );
+    assert.equal(
+      await code(pathFor('getTranscript', world, { document: world.bare })),
+      '404 transcript_not_found',
+    );
+  });
+
+  test('error: audio_not_available_for_document without a recording, audio_not_found when its object is gone', async () => {
+    assert.equal(
+      await code(pathFor('getAudio', world, { document: world.bare })),
+      '400 audio_not_available_for_document',
+    );
+    assert.equal(
+      await code(pathFor('getAudio', world, { document: world.missingAudio })),
+      '404 audio_not_found',
+    );
+  });
+
+  test('error: IDs of any characters or length are compared exactly and answer 404, never 5xx', async () => {
+    const odd = [
+      'x'.repeat(4000),
+      '%00',
+      'enc_%E2%80%8B',
+      "1'%20OR%201=1--",
+      '..%2F..%2Fetc',
+      world.encounter.toUpperCase(),
+      `${world.encounter}%20`,
+    ];
+    for (const id of odd) {
+      assert.equal(await code(`/external/v1/encounters/${id}`), '404 encounter_not_found', id.slice(0, 40));
+    }
+  });
+});

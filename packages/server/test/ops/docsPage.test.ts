@@ -1,0 +1,97 @@
+/**
+ * The API reference page in a real browser (Debian's chromium through playwright-core, headless,
+ * no browser download): all five routes and the authentication section render, with no console
+ * errors and no request leaving the machine. A screenshot is kept as a test artifact.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer('sqlite');
+});
+after(() => server.close());
+
+test('happy: /docs/problems lists every reason code with an anchor', async () => {
+  const r = await fetch(`${server.url}/docs/problems`);
+  assert.equal(r.status, 200);
+  const html = await r.text();
+  for (const code of [
+    'missing_bearer',
+    'unsupported_filter',
+    'audio_storage_unavailable',
+    'route_not_found',
+  ]) {
+    assert.ok(html.includes(`id="${code}"`), code);
+  }
+});
+
+test('happy: /docs serves the reference and its script from this server (no CDN)', async () => {
+  const html = await (await fetch(`${server.url}/docs`)).text();
+  assert.doesNotMatch(html, /https?:\/\/(cdn|unpkg|fonts)\./);
+  const script = await fetch(`${server.url}/docs/js/scalar.js`);
+  assert.equal(script.status, 200);
+});
+
+test('happy: the reference renders every route and the authentication section in a real browser', {
+  skip: CHROMIUM ? false : 'Debian chromium is not installed (.ci/run installs it)',
+}, async () => {
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const consoleErrors: string[] = [];
+    const external: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(e.message));
+    await page.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === '127.0.0.1' || url.protocol === 'data:' || url.protocol === 'blob:')
+        return route.continue();
+      external.push(url.origin);
+      return route.abort();
+    });
+    await page.goto(`${server.url}/docs`, { waitUntil: 'networkidle' });
+    await page.waitForSelector('text=List encounters', { timeout: 20_000 });
+    const documentsGroup = page.getByRole('button', { name: /Open Group - documents/ });
+    if (await documentsGroup.count()) await documentsGroup.first().click();
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'api-reference.png'), fullPage: false });
+    const text = await page.locator('body').innerText();
+    if (process.env.DEBUG_DOCS) console.log(text);
+    for (const summary of [
+      'List encounters',
+      'Get an encounter',
+      'Get a document',
+      'Get the finalized transcript',
+      'short-lived link',
+    ]) {
+      assert.ok(text.includes(summary), `route "${summary}" is shown`);
+    }
+    assert.match(text, /Authentication|bearerAuth|Bearer/);
+    assert.deepEqual(consoleErrors, []);
+    assert.deepEqual([...new Set(external)], []);
+  } finally {
+    await browser.close();
+  }
+});

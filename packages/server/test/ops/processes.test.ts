@@ -1,0 +1,166 @@
+/**
+ * Real processes, as an operator runs them: several `eds serve` on one database with keys
+ * changed through `eds`, graceful shutdown, a crash within the audit flush window, and metrics.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { readAudit } from '../../src/store/audit.js';
+import { openStore } from '../../src/store/database.js';
+import { cliEnv, edsJson } from '../support/cli.js';
+import { startServeProcess } from '../support/processes.js';
+import { createTestDatabase, forEachStore, type TestDatabase } from '../support/stores.js';
+
+const ALL_SCOPES = 'encounters:read,patients:read,documents:read,recordings:read';
+
+async function setUp(database: TestDatabase, env: Record<string, string>) {
+  await edsJson(['migrate'], env);
+  const org = await edsJson<{ organization_id: string }>(
+    ['org', 'create', '--name', 'Clinic P', '--allowlisted', '--routes', 'encounters,documents'],
+    env,
+  );
+  const key = await edsJson<{ key_id: string; token: string }>(
+    ['key', 'create', '--org', org.organization_id, '--scopes', ALL_SCOPES],
+    env,
+  );
+  return { org: org.organization_id, ...key, database };
+}
+
+async function statusOf(url: string, token: string): Promise<string> {
+  const r = await fetch(`${url}/external/v1/encounters?limit=1`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const body = (await r.json()) as { reason_code?: string };
+  return `${r.status}${body.reason_code ? ` ${body.reason_code}` : ''}`;
+}
+
+async function auditCount(database: TestDatabase): Promise<Map<string, number>> {
+  const store = openStore(database.config);
+  const byRequest = new Map<string, number>();
+  try {
+    for await (const row of readAudit(store.db, {})) byRequest.set(row.request_id, row.status);
+  } finally {
+    await store.close();
+  }
+  return byRequest;
+}
+
+forEachStore('several API processes', (kind) => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  before(async () => {
+    database = await createTestDatabase(kind);
+    env = cliEnv(database);
+  });
+  after(() => database.drop());
+
+  test('security: a key revoked with `eds key revoke` is refused by two running API processes within 1 s', async () => {
+    const { key_id, token } = await setUp(database, env);
+    const servers = await Promise.all([startServeProcess(env), startServeProcess(env)]);
+    try {
+      for (const s of servers) assert.equal(await statusOf(s.url, token), '200');
+      const revokedAt = Date.now();
+      await edsJson(['key', 'revoke', key_id], env);
+      const cliDone = Date.now();
+      const latencies = await Promise.all(
+        servers.map(async (s) => {
+          for (;;) {
+            const status = await statusOf(s.url, token);
+            if (status === '401 revoked_key') return Date.now() - cliDone;
+            assert.equal(status, '200');
+            if (Date.now() - revokedAt > 5000) throw new Error('still accepted after 5 s');
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }),
+      );
+      for (const ms of latencies) assert.ok(ms < 1000, `refused after ${ms} ms`);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+  });
+});
+
+let database: TestDatabase;
+let env: Record<string, string>;
+let token: string;
+before(async () => {
+  database = await createTestDatabase('sqlite');
+  env = cliEnv(database, { EDS_AUDIT_FLUSH_MS: '100' });
+  ({ token } = await setUp(database, env));
+});
+after(() => database.drop());
+
+async function burst(url: string, count: number) {
+  const completed: { id: string; at: number }[] = [];
+  const failures: string[] = [];
+  await Promise.all(
+    Array.from({ length: count }, async () => {
+      try {
+        const r = await fetch(`${url}/external/v1/encounters?limit=5`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        await r.arrayBuffer();
+        completed.push({ id: r.headers.get('x-request-id')!, at: Date.now() });
+      } catch (error) {
+        failures.push(String((error as Error).cause ?? error));
+      }
+    }),
+  );
+  return { completed, failures };
+}
+
+test('happy: SIGTERM finishes in-flight requests, flushes the audit queue and exits 0', async () => {
+  const server = await startServeProcess(env);
+  const load = burst(server.url, 300);
+  await new Promise((r) => setTimeout(r, 30));
+  const code = await server.stop('SIGTERM');
+  const { completed, failures } = await load;
+  assert.equal(code, 0);
+  assert.ok(completed.length > 0);
+  // Requests the server had accepted completed; the rest were refused, never cut off mid-answer.
+  for (const f of failures) assert.match(f, /ECONNREFUSED|ECONNRESET|other side closed|SocketError/);
+  const audited = await auditCount(database);
+  const missing = completed.filter((c) => !audited.has(c.id));
+  assert.deepEqual(missing, [], 'every completed request is in the audit log after a graceful stop');
+});
+
+test('security: after SIGKILL, no completed request older than the flush window is missing from the audit log', async () => {
+  const server = await startServeProcess(env);
+  const load = burst(server.url, 800);
+  await new Promise((r) => setTimeout(r, 1500));
+  const killedAt = Date.now();
+  await server.stop('SIGKILL');
+  const { completed } = await load;
+  const audited = await auditCount(database);
+  // The documented bound: one flush interval (100 ms here) plus one batch write, with room for a
+  // loaded test machine's event-loop lag.
+  const windowMs = 100 + 900;
+  const old = completed.filter((c) => c.at < killedAt - windowMs);
+  const lost = old.filter((c) => !audited.has(c.id));
+  assert.ok(old.length > 0, 'some requests completed well before the kill');
+  assert.deepEqual(lost, []);
+});
+
+test('happy: the admin port serves Prometheus metrics by route, status and reason code', async () => {
+  const { freePort } = await import('../support/processes.js');
+  const adminPort = await freePort();
+  const server = await startServeProcess({ ...env, EDS_ADMIN_PORT: String(adminPort) });
+  try {
+    await statusOf(server.url, token);
+    await fetch(`${server.url}/external/v1/encounters`);
+    const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+    assert.match(
+      metrics,
+      /eds_http_request_duration_seconds_bucket\{[^}]*route="listEncounters"[^}]*status="200"/,
+    );
+    assert.match(
+      metrics,
+      /eds_http_responses_total\{route="listEncounters",status="401",reason_code="missing_bearer"\} 1/,
+    );
+    assert.match(metrics, /eds_key_cache_lookups_total\{outcome="miss"\} \d/);
+    assert.match(metrics, /eds_audit_queue_depth \d/);
+    assert.match(metrics, /eds_webhook_attempts_total/);
+    assert.equal((await fetch(`${server.url}/metrics`)).status, 404, 'metrics are not on the API port');
+  } finally {
+    await server.stop();
+  }
+});

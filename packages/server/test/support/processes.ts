@@ -1,0 +1,62 @@
+/** Real `eds serve` processes for tests: started on free ports, ready once /healthz answers. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { EDS_BIN } from './cli.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServeProcess {
+  url: string;
+  child: ChildProcess;
+  stdout: string[];
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServeProcess(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<ServeProcess> {
+  const port = await freePort();
+  const mediaPort = await freePort();
+  const child = spawn(process.execPath, [EDS_BIN, 'serve', ...args], {
+    env: { ...env, EDS_PORT: String(port), EDS_MEDIA_PORT: String(mediaPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  child
+    .stdout!.setEncoding('utf8')
+    .on('data', (chunk: string) => stdout.push(...chunk.split('\n').filter(Boolean)));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`eds serve exited ${child.exitCode}: ${stderr}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      // not yet listening
+    }
+    if (i > 300) throw new Error(`eds serve did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    child,
+    stdout,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * A real API server on loopback, on a fresh database of the given kind, with captured logs.
+ * Every response fetched through `api.get` is checked against the served OpenAPI document.
+ */
+import { Readable, Writable } from 'node:stream';
+import { type Config, loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/logger.js';
+import { createServices, type Services } from '../../src/services.js';
+import { migrateToLatest, openStore } from '../../src/store/database.js';
+import { type ApiClient, createApiClient } from './apiClient.js';
+import { FixtureBuilder, TEST_DIGEST_SECRET, TEST_MEDIA_SECRET } from './fixtures.js';
+import { createTestDatabase, type StoreKind, type TestDatabase } from './stores.js';
+
+export interface TestServer {
+  url: string;
+  config: Config;
+  services: Services;
+  database: TestDatabase;
+  fixtures: FixtureBuilder;
+  api: ApiClient;
+  /** Stores an object in the server's media storage (for recordings). */
+  putObject(key: string, bytes: Buffer): Promise<void>;
+  /** Every log line the server wrote, as text. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  clock?: () => number;
+  /** Share another server's database (not dropped by this server's close). */
+  database?: TestDatabase;
+  services?: Partial<Pick<Services, 'media' | 'digestKey'>>;
+}
+
+/**
+ * Every test server checks its own logs on close: no token, digest, signed-link signature or
+ * PHI its fixtures created may appear in any line. Run over the whole suite, this is the
+ * "no leaks" property.
+ */
+export function assertNoSecretsIn(lines: readonly string[], secrets: readonly string[]): void {
+  const text = lines.join('\n');
+  for (const secret of secrets) {
+    if (secret.length >= 8 && text.includes(secret)) {
+      throw new Error(`a log line contains a secret or PHI (${secret.slice(0, 6)}…)`);
+    }
+  }
+}
+
+export function testEnv(database: TestDatabase, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    EDS_DATABASE_URL: database.url,
+    EDS_DATA_DIR: database.dir,
+    EDS_KEY_DIGEST_SECRET: TEST_DIGEST_SECRET,
+    EDS_MEDIA_SIGNING_SECRET: TEST_MEDIA_SECRET,
+    EDS_PORT: '0',
+    EDS_MEDIA_PORT: '0',
+    EDS_LOG_LEVEL: 'info',
+    EDS_DB_POOL_SIZE: '5',
+    ...env,
+  };
+}
+
+export async function startTestServer(kind: StoreKind, options: TestServerOptions = {}): Promise<TestServer> {
+  const database = options.database ?? (await createTestDatabase(kind));
+  const config = loadConfig(testEnv(database, options.env), database.dir);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const store = openStore(config.database);
+  await migrateToLatest(store.db);
+  const services = createServices(config, {
+    store,
+    logger: createLogger(config.logLevel, sink),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...options.services,
+  });
+  const server = await startServer(services);
+  const fixtures = new FixtureBuilder(store.db);
+  const api = createApiClient(server.url);
+  return {
+    url: server.url,
+    config,
+    services,
+    database,
+    fixtures,
+    api,
+    logs,
+    putObject: async (key, bytes) => {
+      await services.media.put(key, Readable.from([bytes]), 'audio/wav');
+    },
+    async close() {
+      await server.close();
+      await services.close();
+      assertNoSecretsIn(logs, [...fixtures.secrets, ...api.linkSecrets]);
+      if (!options.database) await database.drop();
+    },
+  };
+}
