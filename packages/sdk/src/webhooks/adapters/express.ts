@@ -1,0 +1,52 @@
+/**
+ * Express adapter, without an express dependency. Mount it with the raw body parser so the
+ * bytes survive:
+ *   app.post('/webhooks/eds', express.raw({ type: 'application/json' }), expressWebhookHandler({...}))
+ * If no body parser ran, the adapter reads the stream itself. If a JSON parser ran first, the
+ * bytes are gone: the delivery is answered 500 (`raw_body_required`) so the service retries
+ * once the route is fixed.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decide, type WebhookHandlerOptions } from './handler.js';
+import { BodyTooLargeError, readRawBody, send } from './node.js';
+
+/** The part of Express's request the adapter reads (an IncomingMessage with `body`). */
+export type ExpressRequestLike = IncomingMessage & { body?: unknown };
+/** Express's response is a ServerResponse; that is all the adapter uses. */
+export type ExpressResponseLike = ServerResponse;
+
+export interface ExpressWebhookHandlerOptions extends WebhookHandlerOptions {
+  maxBodyBytes?: number;
+}
+
+export function expressWebhookHandler(
+  options: ExpressWebhookHandlerOptions,
+): (req: ExpressRequestLike, res: ExpressResponseLike, next?: (error?: unknown) => void) => void {
+  return (req, res) => {
+    void (async () => {
+      let rawBody = req.body;
+      // express.raw leaves `{}` when the content type did not match; an unparsed stream is still readable.
+      const untouched = rawBody === undefined || (isEmptyObject(rawBody) && !req.readableEnded);
+      if (untouched) {
+        try {
+          rawBody = await readRawBody(req, options.maxBodyBytes);
+        } catch (error) {
+          options.onError?.(error);
+          return send(res, { status: error instanceof BodyTooLargeError ? 413 : 400 });
+        }
+      }
+      const { answer, afterAnswer } = decide(rawBody, req.headers, options);
+      send(res, answer);
+      afterAnswer?.();
+    })();
+  };
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Uint8Array) &&
+    Object.keys(value as object).length === 0
+  );
+}

@@ -1,0 +1,209 @@
+/**
+ * A runtime description of the SDK's response types, checked against those types by the
+ * compiler: `ShapeOf<T>` demands every key of T, with `nullable`/`optional` literals that must
+ * agree with T's declaration. `typecheck` ties this map to src/types.ts; the drift test ties it
+ * to the served OpenAPI document. Changing either side without the other fails one of them.
+ */
+import type {
+  AudioLinkBody,
+  DocumentContent,
+  DocumentDetail,
+  DocumentSummary,
+  Encounter,
+  EncounterList,
+  Patient,
+  Problem,
+  Transcript,
+  TranscriptTurn,
+  WebhookEvent,
+} from '../../src/index.js';
+
+type KindOf<V> = V extends string
+  ? 'string'
+  : V extends number
+    ? 'number' | 'integer'
+    : V extends boolean
+      ? 'boolean'
+      : V extends readonly unknown[]
+        ? 'array'
+        : 'object';
+
+type Nested<V> = [V] extends [readonly (infer I)[]]
+  ? { items: FieldSpec<I, false> }
+  : [V] extends [string | number | boolean]
+    ? { items?: never; shape?: never }
+    : { shape: ShapeOf<V> };
+
+export type FieldSpec<V, Optional extends boolean> = {
+  kind: KindOf<Exclude<V, null | undefined>>;
+  nullable: null extends V ? true : false;
+  optional: Optional;
+} & Nested<Exclude<V, null | undefined>>;
+
+// biome-ignore lint/complexity/noBannedTypes: `{}` is the point: an optional key makes Pick<T, K> accept {}.
+type IsOptional<T, K extends keyof T> = {} extends Pick<T, K> ? true : false;
+
+export type ShapeOf<T> = { [K in keyof T]-?: FieldSpec<Exclude<T[K], undefined>, IsOptional<T, K>> };
+
+/** A field as the comparison sees it (the compile-time detail erased). */
+export interface Field {
+  kind: string;
+  nullable: boolean;
+  optional: boolean;
+  items?: Field;
+  shape?: Shape;
+}
+export type Shape = Record<string, Field>;
+
+const shape = <T>(s: ShapeOf<T>): Shape => s as unknown as Shape;
+
+const str = { kind: 'string', nullable: false, optional: false } as const;
+const strOrNull = { kind: 'string', nullable: true, optional: false } as const;
+const num = { kind: 'number', nullable: false, optional: false } as const;
+const int = { kind: 'integer', nullable: false, optional: false } as const;
+
+const patient = shape<Patient>({ patient_id: str, first_name: str, last_name: str, date_of_birth: str });
+
+const documentSummary = shape<DocumentSummary>({
+  document_id: str,
+  schema_type: str,
+  title: str,
+  status: strOrNull,
+  workflow_variant: strOrNull,
+  audio_duration_seconds: { kind: 'number', nullable: true, optional: false },
+});
+
+const encounter = shape<Encounter>({
+  encounter_id: str,
+  organization_id: str,
+  encounter_type: str,
+  status: str,
+  created_at: str,
+  updated_at: str,
+  date_of_service: str,
+  patient: { kind: 'object', nullable: false, optional: false, shape: patient as ShapeOf<Patient> },
+  documents: {
+    kind: 'array',
+    nullable: false,
+    optional: false,
+    items: {
+      kind: 'object',
+      nullable: false,
+      optional: false,
+      shape: documentSummary as ShapeOf<DocumentSummary>,
+    },
+  },
+});
+
+const encounterList = shape<EncounterList>({
+  items: {
+    kind: 'array',
+    nullable: false,
+    optional: false,
+    items: { kind: 'object', nullable: false, optional: false, shape: encounter as ShapeOf<Encounter> },
+  },
+  limit: int,
+  offset: int,
+  total: int,
+});
+
+const documentContent = shape<DocumentContent>({ format: str, text: str });
+
+const documentDetail = shape<DocumentDetail>({
+  document_id: str,
+  encounter_id: str,
+  schema_type: str,
+  title: str,
+  status: strOrNull,
+  workflow_variant: strOrNull,
+  created_at: str,
+  updated_at: str,
+  content: {
+    kind: 'object',
+    nullable: false,
+    optional: true,
+    shape: documentContent as ShapeOf<DocumentContent>,
+  },
+});
+
+const transcriptTurn = shape<TranscriptTurn>({ speaker: str, start: num, end: num, text: str });
+
+const transcript = shape<Transcript>({
+  encounter_id: str,
+  document_id: str,
+  transcript: {
+    kind: 'object',
+    nullable: false,
+    optional: false,
+    shape: {
+      provider: str,
+      audio_duration_seconds: num,
+      turns: {
+        kind: 'array',
+        nullable: false,
+        optional: false,
+        items: {
+          kind: 'object',
+          nullable: false,
+          optional: false,
+          shape: transcriptTurn as ShapeOf<TranscriptTurn>,
+        },
+      },
+    },
+  },
+});
+
+const audioLink = shape<AudioLinkBody>({ audio_url: str, expires_at: str });
+
+const problem = shape<Problem>({
+  type: str,
+  title: str,
+  status: int,
+  detail: str,
+  reason_code: str,
+  request_id: str,
+});
+
+const webhookEvent = shape<WebhookEvent>({
+  id: str,
+  type: str,
+  api_version: str,
+  occurred_at: str,
+  organization_id: str,
+  resources: {
+    kind: 'object',
+    nullable: false,
+    optional: false,
+    shape: { encounter_id: str, document_id: str },
+  },
+});
+
+const wrap = (key: string, inner: Shape): Shape => ({
+  [key]: { kind: 'object', nullable: false, optional: false, shape: inner },
+});
+
+/** SDK type → OpenAPI component of the same name. Every served component must be listed. */
+export const SDK_SHAPES: Record<string, Shape> = {
+  Patient: patient,
+  DocumentSummary: documentSummary,
+  Encounter: encounter,
+  EncounterList: encounterList,
+  EncounterEnvelope: wrap('encounter', encounter),
+  DocumentContent: documentContent,
+  DocumentDetail: documentDetail,
+  DocumentEnvelope: wrap('document', documentDetail),
+  TranscriptTurn: transcriptTurn,
+  Transcript: transcript,
+  AudioLink: audioLink,
+  Problem: problem,
+  WebhookEvent: webhookEvent,
+};
+
+/** Which shape each client method parses from each route's 200 answer. */
+export const ROUTE_SHAPES: Record<string, string> = {
+  '/external/v1/encounters': 'EncounterList',
+  '/external/v1/encounters/{encounter_id}': 'EncounterEnvelope',
+  '/external/v1/encounters/{encounter_id}/documents/{document_id}': 'DocumentEnvelope',
+  '/external/v1/encounters/{encounter_id}/documents/{document_id}/transcript': 'Transcript',
+  '/external/v1/encounters/{encounter_id}/documents/{document_id}/audio': 'AudioLink',
+};
