@@ -1,0 +1,101 @@
+/** Child processes for the benchmark: the eds CLI, the server under test, and RSS sampling. */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const ROOT = join(import.meta.dirname, '..');
+const EDS = join(ROOT, 'packages', 'server', 'bin', 'eds.js');
+
+export function eds(args: string[], env: Record<string, string>): any {
+  const result = spawnSync(process.execPath, [EDS, ...args], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (result.status !== 0) throw new Error(`eds ${args.join(' ')} failed (${result.status})`);
+  return JSON.parse(result.stdout);
+}
+
+export interface Child {
+  process: ChildProcess;
+  stop(): Promise<void>;
+  /** Peak resident set size so far (VmHWM), in bytes. */
+  peakRss(): number;
+}
+
+/** Starts a child and resolves when `ready(line)` matches a line it prints on stdout. */
+export async function startChild(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: (line: string) => boolean,
+): Promise<Child> {
+  const child = spawn(command, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (command === process.execPath && args[0]?.endsWith('eds.js')) {
+    child.stdout!.resume();
+    return childHandle(child);
+  }
+  await new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 60_000);
+    lines.on('line', (line) => {
+      if (ready(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+  child.stdout!.resume();
+  return childHandle(child);
+}
+
+function childHandle(child: ChildProcess): Child {
+  return {
+    process: child,
+    peakRss: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Starts `eds serve` and resolves once /healthz answers on `port`. */
+export async function startEdsServer(env: Record<string, string>, port: number): Promise<Child> {
+  const child = await startChild(process.execPath, [EDS, 'serve'], env, () => true).catch(async () => {
+    throw new Error('eds serve did not start');
+  });
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await child.stop();
+  throw new Error('eds serve did not become healthy');
+}
+
+/** A port that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
