@@ -1,0 +1,31 @@
+# Encounter Data Service: production image (multi-stage, non-root, NODE_ENV=production).
+# Build:  docker build -t eds .
+# Run:    docker run -e EDS_DATABASE_URL=postgres://… -e EDS_KEY_DIGEST_SECRET_FILE=/run/secrets/digest \
+#                    -e EDS_MEDIA_SIGNING_SECRET_FILE=/run/secrets/media -p 8080:8080 -p 8081:8081 eds serve
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 compiles from source.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json .npmrc ./
+COPY packages/server/package.json packages/server/
+COPY packages/sdk/package.json packages/sdk/
+RUN npm ci --no-fund --no-audit
+COPY tsconfig.base.json ./
+COPY packages/server packages/server
+COPY packages/sdk packages/sdk
+RUN npm run build -w packages/server && npm prune --omit=dev --no-fund --no-audit
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    EDS_HOST=0.0.0.0 \
+    EDS_DATA_DIR=/var/lib/eds
+WORKDIR /app
+COPY --from=build --chown=root:root /app /app
+RUN mkdir -p /var/lib/eds && chown node:node /var/lib/eds
+USER node
+EXPOSE 8080 8081 9090
+HEALTHCHECK --interval=10s --timeout=3s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.EDS_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+ENTRYPOINT ["node", "packages/server/dist/cli/main.js"]
+CMD ["serve"]
