@@ -2,11 +2,27 @@
  * Opaque identifiers: a short type prefix and 22 base62 characters from the CSPRNG (131 bits).
  * No timestamp, sequence or anything derived from the data (decisions.md, Identifiers).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Uniform base62 characters by rejection sampling (248 = 4 × 62, so no modulo bias). */
+// For IDs (not secrets): CSPRNG bytes drawn 4 KiB at a time, as crypto.randomUUID does; a call per
+// ID costs more than the ID, and every request gets one. Each byte is handed out once.
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
+function randomByte(): number {
+  if (poolOffset === pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++]!;
+}
+
+/**
+ * Uniform base62 characters by rejection sampling (248 = 4 × 62, so no modulo bias). Secrets
+ * (tokens, signing secrets) use fresh bytes that are never kept in a pool.
+ */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
@@ -18,8 +34,17 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+function pooledBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    const byte = randomByte();
+    if (byte < 248) out += BASE62[byte % 62];
+  }
+  return out;
+}
+
 export type IdPrefix = 'org' | 'pat' | 'enc' | 'doc' | 'key' | 'evt' | 'dlv' | 'whe' | 'req' | 'att';
 
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBase62(22)}`;
+  return `${prefix}_${pooledBase62(22)}`;
 }

@@ -6,11 +6,11 @@
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { insertAuditRecords } from '../store/audit.js';
-import type { Db } from '../store/database.js';
+import type { Store } from '../store/database.js';
 import type { AuditInsert } from '../store/schema.js';
 
 export interface AuditQueueOptions {
-  db: Db;
+  store: Pick<Store, 'db' | 'sqlite'>;
   flushIntervalMs: number;
   batchSize: number;
   logger: Logger;
@@ -53,7 +53,7 @@ export class AuditQueue {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.flushing = insertAuditRecords(this.options.db, batch)
+    this.flushing = insertAuditRecords(this.options.store, batch)
       .then(() => {
         this.failures = 0;
         this.options.metrics?.auditWritten.inc(batch.length);

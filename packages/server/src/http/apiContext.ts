@@ -23,7 +23,7 @@ export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
   const keyCache = new KeyCache(config.apiKeys.cacheTtlMs);
   const audit = new AuditQueue({
-    db: store.db,
+    store,
     flushIntervalMs: config.audit.flushIntervalMs,
     batchSize: config.audit.batchSize,
     logger,

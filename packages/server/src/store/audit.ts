@@ -1,8 +1,39 @@
-import type { Db } from './database.js';
+import type SQLite from 'better-sqlite3';
+import type { Db, Store } from './database.js';
 import type { AuditInsert } from './schema.js';
 
-export async function insertAuditRecords(db: Db, rows: AuditInsert[]): Promise<void> {
+const AUDIT_COLUMNS = [
+  'at',
+  'request_id',
+  'organization_id',
+  'key_id',
+  'method',
+  'route',
+  'encounter_id',
+  'document_id',
+  'status',
+  'reason_code',
+  'duration_ms',
+] as const satisfies readonly (keyof AuditInsert)[];
+
+/**
+ * Writes a batch of audit records in one transaction. On SQLite one prepared single-row insert
+ * runs per record: a multi-row insert would be new SQL text (prepared afresh) for every batch
+ * size, which cost more than the inserts themselves under load. PostgreSQL takes multi-row
+ * inserts, which save round trips.
+ */
+export async function insertAuditRecords(
+  store: Pick<Store, 'db' | 'sqlite'>,
+  rows: AuditInsert[],
+): Promise<void> {
   if (rows.length === 0) return;
+  // A Kysely transaction open on the shared connection (awaiting between statements) would
+  // absorb these rows into its fate; then wait for the connection through Kysely instead.
+  if (store.sqlite && !store.sqlite.inTransaction) {
+    sqliteAuditWriter(store.sqlite)(rows);
+    return;
+  }
+  const { db } = store;
   await db.transaction().execute(async (tx) => {
     for (let i = 0; i < rows.length; i += 400) {
       await tx
@@ -11,6 +42,22 @@ export async function insertAuditRecords(db: Db, rows: AuditInsert[]): Promise<v
         .execute();
     }
   });
+}
+
+const sqliteWriters = new WeakMap<SQLite.Database, (rows: AuditInsert[]) => void>();
+
+function sqliteAuditWriter(sqlite: SQLite.Database): (rows: AuditInsert[]) => void {
+  let writer = sqliteWriters.get(sqlite);
+  if (!writer) {
+    const insert = sqlite.prepare(
+      `INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
+    );
+    writer = sqlite.transaction((rows: AuditInsert[]) => {
+      for (const row of rows) insert.run(AUDIT_COLUMNS.map((column) => row[column] ?? null));
+    });
+    sqliteWriters.set(sqlite, writer);
+  }
+  return writer;
 }
 
 export interface AuditQuery {

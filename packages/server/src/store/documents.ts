@@ -1,6 +1,7 @@
 /** Document, transcript and recording reads, always within the caller's organization. */
 import type { Db } from './database.js';
 import { isStorableId } from './encounters.js';
+import { preparedQuery } from './preparedQuery.js';
 import type { DocumentRow, RecordingRow, TranscriptRow } from './schema.js';
 
 /**
@@ -14,39 +15,48 @@ export async function findDocument(
   documentId: string,
 ): Promise<DocumentRow | undefined> {
   if (!isStorableId(documentId)) return undefined;
-  return db
+  return (await documentById(db, documentId, encounterId, organizationId))[0];
+}
+
+const documentById = preparedQuery((db, documentId: string, encounterId: string, organizationId: string) =>
+  db
     .selectFrom('documents')
     .selectAll()
     .where('id', '=', documentId)
     .where('encounter_id', '=', encounterId)
-    .where('organization_id', '=', organizationId)
-    .executeTakeFirst();
-}
+    .where('organization_id', '=', organizationId),
+);
 
 export async function findTranscript(
   db: Db,
   organizationId: string,
   documentId: string,
 ): Promise<TranscriptRow | undefined> {
-  return db
+  return (await transcriptByDocument(db, documentId, organizationId))[0];
+}
+
+const transcriptByDocument = preparedQuery((db, documentId: string, organizationId: string) =>
+  db
     .selectFrom('transcripts as t')
     .innerJoin('documents as d', 'd.id', 't.document_id')
     .selectAll('t')
     .where('t.document_id', '=', documentId)
-    .where('d.organization_id', '=', organizationId)
-    .executeTakeFirst();
-}
+    .where('d.organization_id', '=', organizationId),
+);
 
 export async function findRecording(
   db: Db,
   organizationId: string,
   documentId: string,
 ): Promise<RecordingRow | undefined> {
-  return db
+  return (await recordingByDocument(db, documentId, organizationId))[0];
+}
+
+const recordingByDocument = preparedQuery((db, documentId: string, organizationId: string) =>
+  db
     .selectFrom('recordings as r')
     .innerJoin('documents as d', 'd.id', 'r.document_id')
     .selectAll('r')
     .where('r.document_id', '=', documentId)
-    .where('d.organization_id', '=', organizationId)
-    .executeTakeFirst();
-}
+    .where('d.organization_id', '=', organizationId),
+);

@@ -5,6 +5,7 @@
 import type { SortOrder } from '../contract/listQuery.js';
 import { DAY_MS, dayOf } from '../time.js';
 import type { Db } from './database.js';
+import { preparedQuery } from './preparedQuery.js';
 import type { DocumentRow, EncounterRow, PatientRow } from './schema.js';
 
 /**
@@ -51,27 +52,35 @@ export async function findEncounterAccess(
   encounterId: string,
 ): Promise<EncounterAccess> {
   if (!isStorableId(encounterId)) return { status: 'absent' };
-  const row = await db.selectFrom('encounters').selectAll().where('id', '=', encounterId).executeTakeFirst();
+  const [row] = await encounterById(db, encounterId);
   if (!row) return { status: 'absent' };
   if (row.organization_id !== organizationId) return { status: 'other_organization' };
   if (row.demo_training === 1) return { status: 'demo_training' };
   return { status: 'found', encounter: row };
 }
 
+const encounterById = preparedQuery((db, encounterId: string) =>
+  db.selectFrom('encounters').selectAll().where('id', '=', encounterId),
+);
+
+const patientById = preparedQuery((db, patientId: string, organizationId: string) =>
+  db
+    .selectFrom('patients')
+    .selectAll()
+    .where('id', '=', patientId)
+    .where('organization_id', '=', organizationId),
+);
+
 export async function loadEncounterView(
   db: Db,
   organizationId: string,
   encounter: EncounterRow,
 ): Promise<EncounterView> {
-  const [patient, documents] = await Promise.all([
-    db
-      .selectFrom('patients')
-      .selectAll()
-      .where('id', '=', encounter.patient_id)
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow(),
+  const [[patient], documents] = await Promise.all([
+    patientById(db, encounter.patient_id, organizationId),
     listDocumentSummaries(db, organizationId, [encounter.id]),
   ]);
+  if (!patient) throw new Error(`encounter ${encounter.id} has no patient row`);
   return { encounter, patient, documents: documents.get(encounter.id) ?? [] };
 }
 
@@ -93,36 +102,14 @@ export async function listEncounterPage(
   organizationId: string,
   page: ListPage,
 ): Promise<EncounterView[]> {
-  let ids = db
-    .selectFrom('encounters')
-    .select('id')
-    .where('organization_id', '=', organizationId)
-    .where('demo_training', '=', 0);
-  if (page.window.startMs !== undefined) ids = ids.where('created_at', '>=', page.window.startMs);
-  if (page.window.endMs !== undefined) ids = ids.where('created_at', '<', page.window.endMs);
-  const pageIds = ids
-    .orderBy('created_at', page.sort)
-    .orderBy('id', page.sort)
-    .limit(page.limit)
-    .offset(page.offset)
-    .as('page');
-  const rows = await db
-    .selectFrom(pageIds)
-    .innerJoin('encounters as e', 'e.id', 'page.id')
-    .innerJoin('patients as p', 'p.id', 'e.patient_id')
-    .selectAll('e')
-    .select([
-      'p.id as p_id',
-      'p.organization_id as p_organization_id',
-      'p.first_name as p_first_name',
-      'p.last_name as p_last_name',
-      'p.date_of_birth as p_date_of_birth',
-      'p.created_at as p_created_at',
-      'p.updated_at as p_updated_at',
-    ])
-    .orderBy('e.created_at', page.sort)
-    .orderBy('e.id', page.sort)
-    .execute();
+  const rows = await PAGE_QUERIES[page.sort](
+    db,
+    organizationId,
+    page.window.startMs ?? EARLIEST_MS,
+    page.window.endMs ?? AFTER_LATEST_MS,
+    page.limit,
+    page.offset,
+  );
   if (rows.length === 0) return [];
   const documents = await listDocumentSummaries(
     db,
@@ -154,29 +141,86 @@ export async function listEncounterPage(
   }));
 }
 
+// An absent bound is the widest a time can be, so every page and count has one SQL shape per
+// sort order (prepared once) rather than one per combination of bounds.
+const EARLIEST_MS = -8.64e15;
+const AFTER_LATEST_MS = 8.64e15 + 1;
+
+function pageQuery(sort: SortOrder) {
+  return preparedQuery(
+    (db, organizationId: string, startMs: number, endMs: number, limit: number, offset: number) => {
+      const pageIds = db
+        .selectFrom('encounters')
+        .select('id')
+        .where('organization_id', '=', organizationId)
+        .where('demo_training', '=', 0)
+        .where('created_at', '>=', startMs)
+        .where('created_at', '<', endMs)
+        .orderBy('created_at', sort)
+        .orderBy('id', sort)
+        .limit(limit)
+        .offset(offset)
+        .as('page');
+      return db
+        .selectFrom(pageIds)
+        .innerJoin('encounters as e', 'e.id', 'page.id')
+        .innerJoin('patients as p', 'p.id', 'e.patient_id')
+        .selectAll('e')
+        .select([
+          'p.id as p_id',
+          'p.organization_id as p_organization_id',
+          'p.first_name as p_first_name',
+          'p.last_name as p_last_name',
+          'p.date_of_birth as p_date_of_birth',
+          'p.created_at as p_created_at',
+          'p.updated_at as p_updated_at',
+        ])
+        .orderBy('e.created_at', sort)
+        .orderBy('e.id', sort);
+    },
+  );
+}
+
+const PAGE_QUERIES = { asc: pageQuery('asc'), desc: pageQuery('desc') };
+
+const SUMMARY_COLUMNS = [
+  'id',
+  'encounter_id',
+  'schema_type',
+  'title',
+  'status',
+  'workflow_variant',
+  'audio_duration_seconds',
+] as const;
+
+/** Summaries for up to 100 encounters: one prepared statement per list length. */
+const summariesByCount = new Map<number, ReturnType<typeof summariesQuery>>();
+
+function summariesQuery() {
+  return preparedQuery((db, organizationId: string, ...encounterIds: string[]) =>
+    db
+      .selectFrom('documents')
+      .select(SUMMARY_COLUMNS)
+      .where('encounter_id', 'in', encounterIds)
+      .where('organization_id', '=', organizationId)
+      .where('schema_type', 'in', PUBLIC_SCHEMA_TYPES)
+      .orderBy('encounter_id')
+      .orderBy('created_at')
+      .orderBy('id'),
+  );
+}
+
 async function listDocumentSummaries(
   db: Db,
   organizationId: string,
   encounterIds: string[],
 ): Promise<Map<string, DocumentSummaryRow[]>> {
-  const rows = await db
-    .selectFrom('documents')
-    .select([
-      'id',
-      'encounter_id',
-      'schema_type',
-      'title',
-      'status',
-      'workflow_variant',
-      'audio_duration_seconds',
-    ])
-    .where('encounter_id', 'in', encounterIds)
-    .where('organization_id', '=', organizationId)
-    .where('schema_type', 'in', PUBLIC_SCHEMA_TYPES)
-    .orderBy('encounter_id')
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  let query = summariesByCount.get(encounterIds.length);
+  if (!query) {
+    query = summariesQuery();
+    summariesByCount.set(encounterIds.length, query);
+  }
+  const rows = await query(db, organizationId, ...encounterIds);
   const byEncounter = new Map<string, DocumentSummaryRow[]>();
   for (const row of rows) {
     const list = byEncounter.get(row.encounter_id);
@@ -201,15 +245,16 @@ export async function countEncounters(
   const firstFullDay = startMs === undefined ? undefined : Math.ceil(startMs / DAY_MS);
   const endFullDay = endMs === undefined ? undefined : dayOf(endMs);
   if (firstFullDay !== undefined && endFullDay !== undefined && firstFullDay >= endFullDay) {
-    return countOnIndex(db, organizationId, startMs, endMs);
+    return countOnIndex(db, organizationId, startMs ?? EARLIEST_MS, endMs ?? AFTER_LATEST_MS);
   }
-  let rollup = db
-    .selectFrom('encounter_day_counts')
-    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
-    .where('organization_id', '=', organizationId);
-  if (firstFullDay !== undefined) rollup = rollup.where('day', '>=', firstFullDay);
-  if (endFullDay !== undefined) rollup = rollup.where('day', '<', endFullDay);
-  const parts = [rollup.executeTakeFirst().then((r) => Number(r?.n ?? 0))];
+  const parts = [
+    rollupCount(
+      db,
+      organizationId,
+      firstFullDay ?? dayOf(EARLIEST_MS),
+      endFullDay ?? dayOf(AFTER_LATEST_MS) + 1,
+    ),
+  ];
   if (startMs !== undefined && firstFullDay !== undefined && startMs < firstFullDay * DAY_MS) {
     parts.push(countOnIndex(db, organizationId, startMs, firstFullDay * DAY_MS));
   }
@@ -220,19 +265,36 @@ export async function countEncounters(
   return counts.reduce((a, b) => a + b, 0);
 }
 
-async function countOnIndex(
+const rollupSum = preparedQuery((db, organizationId: string, firstDay: number, endDay: number) =>
+  db
+    .selectFrom('encounter_day_counts')
+    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('day', '>=', firstDay)
+    .where('day', '<', endDay),
+);
+
+async function rollupCount(
   db: Db,
   organizationId: string,
-  startMs: number | undefined,
-  endMs: number | undefined,
+  firstDay: number,
+  endDay: number,
 ): Promise<number> {
-  let query = db
+  const [row] = await rollupSum(db, organizationId, firstDay, endDay);
+  return Number(row?.n ?? 0);
+}
+
+const indexCount = preparedQuery((db, organizationId: string, startMs: number, endMs: number) =>
+  db
     .selectFrom('encounters')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('organization_id', '=', organizationId)
-    .where('demo_training', '=', 0);
-  if (startMs !== undefined) query = query.where('created_at', '>=', startMs);
-  if (endMs !== undefined) query = query.where('created_at', '<', endMs);
-  const row = await query.executeTakeFirst();
+    .where('demo_training', '=', 0)
+    .where('created_at', '>=', startMs)
+    .where('created_at', '<', endMs),
+);
+
+async function countOnIndex(db: Db, organizationId: string, startMs: number, endMs: number): Promise<number> {
+  const [row] = await indexCount(db, organizationId, startMs, endMs);
   return Number(row?.n ?? 0);
 }

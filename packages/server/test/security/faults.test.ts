@@ -47,6 +47,15 @@ test('PostgreSQL goes away and comes back', {
             'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
             [name],
           );
+          // pg_terminate_backend only signals; wait until the backends are gone, or a request
+          // could still be served by one that has not exited yet (seen under a loaded CI run).
+          for (let i = 0; i < 100; i++) {
+            const left = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [
+              name,
+            ]);
+            if (left.rows[0].n === 0) break;
+            await new Promise((r) => setTimeout(r, 20));
+          }
         });
         const during = await statuses(5);
         for (const s of during) assert.equal(s, '503 digest_key_unavailable');
