@@ -178,8 +178,12 @@ async function main() {
       status: recorded[`/${encodeURIComponent(name)}`]!.status,
       bytes: recorded[`/${encodeURIComponent(name)}`]!.body.length,
       ...m,
+      // The server's peak RSS so far: shows which route, if any, grows it.
+      peak_rss_mb: Math.round(server.peakRss() / 2 ** 20),
     });
-    console.error(`${name}: ${m.rps.toFixed(0)} req/s p50 ${m.p50} ms p99 ${m.p99} ms`);
+    console.error(
+      `${name}: ${m.rps.toFixed(0)} req/s p50 ${m.p50} ms p99 ${m.p99} ms, peak RSS ${Math.round(server.peakRss() / 2 ** 20)} MB`,
+    );
   }
   const peakRss = server.peakRss();
   await server.stop();
@@ -224,11 +228,11 @@ async function main() {
   console.log(
     `\n${values.store}, ${N.toLocaleString('en-US')} encounters, ${CONNECTIONS} connections, ${DURATION} s per route; server peak RSS ${report.server_peak_rss_mb} MB`,
   );
-  console.log('| route | status | req/s | p50 ms | p99 ms | ceiling req/s | ratio |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| route | status | req/s | p50 ms | p99 ms | ceiling req/s | ratio | peak RSS so far |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows as any[]) {
     console.log(
-      `| ${r.route} | ${r.status} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ceiling_rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% |`,
+      `| ${r.route} | ${r.status} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ceiling_rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.peak_rss_mb} MB |`,
     );
   }
   console.log(`\nwritten: ${file}`);

@@ -94,6 +94,36 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
     return null;
   };
 
+  // The folder's real path, for the link route's check; looked up again whenever a file's real
+  // path falls outside it (the folder may have been replaced by a link since).
+  let knownRealRoot: string | undefined;
+
+  /**
+   * What the link route needs before it signs: a regular file inside the folder. Two file-system
+   * calls (realpath, stat) instead of open's five; the media host still opens with every check.
+   */
+  const existsUnbounded = async (key: string): Promise<boolean> => {
+    if (!isSafeObjectKey(key)) return false;
+    let real: string;
+    let isFile: boolean;
+    try {
+      real = await realpath(pathOf(key));
+      isFile = (await stat(real)).isFile();
+    } catch (error) {
+      if (!ABSENT.has(errorCode(error))) throw unavailable(error);
+      await assertRootReadable();
+      return false;
+    }
+    if (knownRealRoot === undefined || !real.startsWith(knownRealRoot + sep)) {
+      try {
+        knownRealRoot = await realpath(root);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    }
+    return isFile && real.startsWith(knownRealRoot + sep);
+  };
+
   const openBounded = (key: string, what: string) =>
     withinStorageTimeout(
       options.timeoutMs,
@@ -126,9 +156,7 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
     },
 
     async exists(key) {
-      const handle = await openBounded(key, 'media folder');
-      await handle?.close();
-      return handle !== null;
+      return withinStorageTimeout(options.timeoutMs, 'media folder', () => existsUnbounded(key));
     },
 
     async open(key) {
