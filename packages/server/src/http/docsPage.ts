@@ -2,10 +2,14 @@
  * The API reference at /docs: Scalar's renderer over the served OpenAPI document, its script
  * served by this process (no CDN, works offline); and /docs/problems, the reason-code table that
  * every problem's `type` points at, generated from contract/reasons.ts.
+ *
+ * Scalar's plugin holds its 4 MB script in memory (about 25 MB of heap once loaded). An API
+ * process that nobody browses should not pay that, so the renderer lives in a small Fastify
+ * instance of its own, built at the first /docs request, and /docs requests are passed to it.
  */
-import scalar from '@scalar/fastify-api-reference';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { REASON_CODES, REASONS } from '../contract/reasons.js';
+import { OPENAPI_PATH } from './openapi.js';
 
 export const DOCS_PREFIX = '/docs';
 
@@ -29,11 +33,13 @@ ${rows}
 </tbody></table></body></html>`;
 }
 
-export async function registerDocs(app: FastifyInstance): Promise<void> {
-  await app.register(scalar, {
+async function buildReferenceApp(): Promise<FastifyInstance> {
+  const { default: scalar } = await import('@scalar/fastify-api-reference');
+  const reference = Fastify({ logger: false });
+  await reference.register(scalar, {
     routePrefix: DOCS_PREFIX,
-    logLevel: 'silent',
     configuration: {
+      url: OPENAPI_PATH,
       pageTitle: 'Encounter Data Service API',
       withDefaultFonts: false,
       hideClientButton: true,
@@ -44,6 +50,37 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       mcp: { disabled: true },
       defaultOpenAllTags: true,
     } as Record<string, unknown>,
+  });
+  await reference.ready();
+  return reference;
+}
+
+/** Hop-by-hop and length headers belong to each connection, not to the forwarded answer. */
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
+
+export async function registerDocs(app: FastifyInstance): Promise<void> {
+  let reference: Promise<FastifyInstance> | undefined;
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    reference ??= buildReferenceApp().catch((error: unknown) => {
+      reference = undefined;
+      throw error;
+    });
+    const answer = await (await reference).inject({
+      method: request.method as 'GET' | 'HEAD',
+      url: request.url,
+      headers: request.headers,
+    });
+    reply.code(answer.statusCode);
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !NOT_FORWARDED.has(name)) reply.header(name, value);
+    }
+    return reply.send(answer.rawPayload);
+  };
+  for (const url of [DOCS_PREFIX, `${DOCS_PREFIX}/*`]) {
+    app.route({ method: ['GET', 'HEAD'], url, schema: { hide: true }, logLevel: 'silent', handler: forward });
+  }
+  app.addHook('onClose', async () => {
+    if (reference) await (await reference.catch(() => undefined))?.close();
   });
   const page = problemsPage();
   app.get(`${DOCS_PREFIX}/problems`, { schema: { hide: true } }, async (_request, reply) =>

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { createLocalStorage } from './localStorage.js';
-import { createS3Storage } from './s3Storage.js';
+import type { S3StorageOptions } from './s3Storage.js';
 import type { MediaStorage } from './storage.js';
 
 export { type MediaHost, startMediaHost } from './mediaHost.js';
@@ -28,5 +28,27 @@ export function createMediaStorage(config: Config, now?: () => number): MediaSto
       ...(now ? { now } : {}),
     });
   }
-  return createS3Storage({ ...storage, timeoutMs, ...(now ? { now } : {}) });
+  return lazyS3Storage({ ...storage, timeoutMs, ...(now ? { now } : {}) });
+}
+
+/**
+ * The AWS SDK costs about 25 MB of memory once loaded; a process on local storage never loads
+ * it, and one on S3 loads it at the first storage call.
+ */
+function lazyS3Storage(options: S3StorageOptions): MediaStorage {
+  let loaded: Promise<MediaStorage> | undefined;
+  const storage = () => {
+    loaded ??= import('./s3Storage.js').then((module) => module.createS3Storage(options));
+    return loaded;
+  };
+  return {
+    driver: 's3',
+    put: async (key, source, contentType) => (await storage()).put(key, source, contentType),
+    exists: async (key) => (await storage()).exists(key),
+    createLink: async (key, contentType, ttlSeconds) =>
+      (await storage()).createLink(key, contentType, ttlSeconds),
+    close: async () => {
+      if (loaded) await (await loaded).close?.();
+    },
+  };
 }
