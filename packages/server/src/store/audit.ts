@@ -33,7 +33,10 @@ export async function insertAuditRecords(
     sqliteAuditWriter(store.sqlite)(rows);
     return;
   }
-  const { db } = store;
+  await insertThroughKysely(store.db, rows);
+}
+
+async function insertThroughKysely(db: Db, rows: AuditInsert[]): Promise<void> {
   await db.transaction().execute(async (tx) => {
     for (let i = 0; i < rows.length; i += 400) {
       await tx

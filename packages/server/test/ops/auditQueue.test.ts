@@ -1,0 +1,87 @@
+/**
+ * The audit queue writes in slices; a slice that fails goes back in front with everything after
+ * it, so a store that fails mid-flush loses no record and stores none twice.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { AuditQueue } from '../../src/audit/auditQueue.js';
+import type { Store } from '../../src/store/database.js';
+import type { AuditInsert } from '../../src/store/schema.js';
+import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
+
+function record(i: number): AuditInsert {
+  return {
+    at: 1_800_000_000_000 + i,
+    request_id: `req_${String(i).padStart(22, '0')}`,
+    organization_id: 'org_x',
+    key_id: 'key_x',
+    method: 'GET',
+    route: 'getEncounter',
+    encounter_id: null,
+    document_id: null,
+    status: 200,
+    reason_code: null,
+    duration_ms: 1.25,
+  };
+}
+
+/** A real trigger in the store that aborts the insert of one request's record. */
+async function refuseRequestId(store: Store, requestId: string): Promise<void> {
+  if (store.dialect === 'sqlite') {
+    await sql`CREATE TRIGGER refuse_one BEFORE INSERT ON audit_log WHEN NEW.request_id = ${sql.lit(requestId)}
+      BEGIN SELECT RAISE(ABORT, 'refused'); END`.execute(store.db);
+    return;
+  }
+  await sql`CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.request_id = ${sql.lit(requestId)} THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`.execute(
+    store.db,
+  );
+  await sql`CREATE TRIGGER refuse_one BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_one()`.execute(
+    store.db,
+  );
+}
+
+async function allowAll(store: Store): Promise<void> {
+  if (store.dialect === 'sqlite') await sql`DROP TRIGGER refuse_one`.execute(store.db);
+  else await sql`DROP TRIGGER refuse_one ON audit_log`.execute(store.db);
+}
+
+forEachStore('audit queue', (kind) => {
+  let store: Store & { database: TestDatabase };
+  before(async () => {
+    store = await createTestStore(kind);
+  });
+  after(async () => {
+    await store.close();
+    await store.database.drop();
+  });
+
+  test('error: a store failing mid-flush loses nothing and stores nothing twice once it is back', async () => {
+    const queue = new AuditQueue({
+      store,
+      flushIntervalMs: 60_000,
+      batchSize: 10_000,
+      sliceSize: 50,
+      logger: pino({ level: 'silent' }),
+    });
+    for (let i = 0; i < 120; i++) queue.push(record(i));
+    await queue.flush();
+    // The store refuses record 180: slices 120-169, 170-219 and 220-229 follow; the first is
+    // stored, the second fails, and it and the third wait.
+    await refuseRequestId(store, record(180).request_id);
+    for (let i = 120; i < 230; i++) queue.push(record(i));
+    await queue.flush();
+    assert.equal(queue.depth, 60, 'the failed slice and the one after it are kept');
+    await allowAll(store);
+    await queue.flush();
+    assert.equal(queue.depth, 0);
+    const rows = await store.db.selectFrom('audit_log').select('request_id').orderBy('at').execute();
+    assert.deepEqual(
+      rows.map((r) => r.request_id),
+      Array.from({ length: 230 }, (_, i) => record(i).request_id),
+    );
+    await queue.close();
+  });
+});
