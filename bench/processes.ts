@@ -1,5 +1,5 @@
 /** Child processes for the benchmark: the eds CLI, the server under test, and RSS sampling. */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,6 +16,21 @@ export function eds(args: string[], env: Record<string, string>): any {
   });
   if (result.status !== 0) throw new Error(`eds ${args.join(' ')} failed (${result.status})`);
   return JSON.parse(result.stdout);
+}
+
+/** The same, without blocking this process (the soak's load generator and receiver run here). */
+export function edsAsync(args: string[], env: Record<string, string>): Promise<any> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [EDS, ...args],
+      { env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`eds ${args.join(' ')} failed: ${stderr.trim().split('\n').at(-1)}`));
+        else resolve(JSON.parse(stdout));
+      },
+    );
+  });
 }
 
 export interface Child {

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { verifyWebhook } from '../../packages/sdk/src/webhooks/index.js';
-import { eds, freePort, ROOT, startChild } from '../processes.js';
+import { eds, edsAsync, freePort, ROOT, startChild } from '../processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -141,13 +141,13 @@ async function main() {
     let n = 0;
     while (churning) {
       n++;
-      const key = eds(
+      const key = await edsAsync(
         ['key', 'create', '--org', org, '--scopes', 'encounters:read,patients:read,documents:read'],
         env,
       );
       const headers = { authorization: `Bearer ${key.token}` };
       await fetch(`${base}/external/v1/encounters?limit=1`, { headers });
-      eds(['key', 'revoke', key.key_id], env);
+      await edsAsync(['key', 'revoke', key.key_id], env);
       const t0 = Date.now();
       while ((await fetch(`${base}/external/v1/encounters?limit=1`, { headers })).status !== 401) {
         await new Promise((r) => setTimeout(r, 20));
@@ -174,7 +174,7 @@ async function main() {
         },
       };
       writeFileSync(file, `${JSON.stringify(doc)}\n`);
-      eds(['import', file], env);
+      await edsAsync(['import', file], env);
       finalized++;
       await new Promise((r) => setTimeout(r, 2000));
     }

@@ -3,6 +3,7 @@
  * Generation is streamed: patients and encounters are made and written a batch at a time, each
  * batch in its own transaction, so a million encounters take bounded memory.
  */
+
 import { Readable } from 'node:stream';
 import type { Insertable } from 'kysely';
 import { SCOPES } from '../contract/routes.js';
@@ -10,6 +11,7 @@ import { mintApiKey } from '../domain/apiKeys.js';
 import type { Services } from '../services.js';
 import { migrateToLatest } from '../store/database.js';
 import { upsertOrganization } from '../store/organizations.js';
+import { refreshPlannerStatistics } from '../store/plannerStatistics.js';
 import type { PatientsTable } from '../store/schema.js';
 import { type BundleWriter, createBundleWriter } from './bundleWriter.js';
 import {
@@ -145,6 +147,7 @@ async function loadData(services: Services, options: DemoOptions): Promise<DemoR
     },
     services.clock(),
   );
+  await refreshPlannerStatistics(services.store);
   return {
     organizationId: organizations.main,
     organizations,

@@ -6,6 +6,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { OperatorError } from '../domain/errors.js';
 import type { Services } from '../services.js';
+import { BULK_LOAD_ROWS, refreshPlannerStatistics } from '../store/plannerStatistics.js';
 import { copyAudio } from './copyAudio.js';
 import { ImportRejectedError } from './problems.js';
 import type { RecordKind } from './records.js';
@@ -37,5 +38,7 @@ export async function importNdjsonFile(services: Services, given: string): Promi
     }
     return count;
   });
+  const rows = Object.values(plan.counts).reduce((a, b) => a + b, 0);
+  if (rows >= BULK_LOAD_ROWS) await refreshPlannerStatistics(services.store);
   return { imported: { ...plan.counts, transcript_ready_events: events } };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { digestToken } from '../../src/auth/digest.js';
 import { isWellFormedToken } from '../../src/auth/token.js';
 import { SCOPES } from '../../src/contract/routes.js';
@@ -65,6 +66,21 @@ forEachStore('eds demo', (kind) => {
     assert.equal(rerun.organizationId, first.organizationId);
     const keys = await a.services.store.db.selectFrom('api_keys').select('id').execute();
     assert.equal(keys.length, 2, 'one new key per run, nothing else added');
+  });
+
+  test('the planner has statistics for the loaded tables afterwards (no stale plans after a bulk load)', async () => {
+    const db = a.services.store.db;
+    if (kind === 'postgres') {
+      const { rows } = await sql<{ relname: string }>`
+        SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL`.execute(
+        db,
+      );
+      const analyzed = rows.map((r) => r.relname);
+      for (const table of ['encounters', 'patients', 'documents']) assert.ok(analyzed.includes(table), table);
+    } else {
+      const { rows } = await sql<{ tbl: string }>`SELECT DISTINCT tbl FROM sqlite_stat1`.execute(db);
+      assert.ok(rows.map((r) => r.tbl).includes('encounters'));
+    }
   });
 
   test('another seed gives other data', async () => {
