@@ -24,6 +24,9 @@ export function createApiContext(services: Services): ApiContext {
   const keyCache = new KeyCache(config.apiKeys.cacheTtlMs);
   const audit = new AuditQueue({
     store,
+    // SQLite writes block the event loop, so small transactions; PostgreSQL's do not, and each
+    // of its commits waits for a disk flush, so large ones.
+    sliceSize: store.dialect === 'sqlite' ? 100 : 5000,
     flushIntervalMs: config.audit.flushIntervalMs,
     batchSize: config.audit.batchSize,
     logger,
