@@ -230,9 +230,13 @@ async function main() {
   const fiveXx = Object.entries(result.statusCodeStats ?? {})
     .filter(([code]) => code.startsWith('5'))
     .reduce((n, [, s]) => n + (s as { count: number }).count, 0);
+  // One sample swings with the garbage collector; compare the mean of the first minute after
+  // warm-up with the mean of the last minute.
   const afterWarmup = rss.filter((s) => s.t >= WARMUP);
-  const rssStart = afterWarmup[0]?.mb ?? 0;
-  const rssEnd = afterWarmup.at(-1)?.mb ?? 0;
+  const mean = (samples: { mb: number }[]) => samples.reduce((a, s) => a + s.mb, 0) / (samples.length || 1);
+  const lastT = afterWarmup.at(-1)?.t ?? 0;
+  const rssStart = mean(afterWarmup.filter((s) => s.t < WARMUP + 60));
+  const rssEnd = mean(afterWarmup.filter((s) => s.t > lastT - 60));
   const growth = rssStart ? (rssEnd - rssStart) / rssStart : 0;
   const summary = {
     duration_s: DURATION,
@@ -250,8 +254,9 @@ async function main() {
     delivered: events.length - lost.length,
     lost: lost.length,
     receiver_rejected: rejected,
-    rss_mb_after_warmup: Math.round(rssStart),
-    rss_mb_end: Math.round(rssEnd),
+    rss_mb_first_minute_after_warmup: Math.round(rssStart),
+    rss_mb_last_minute: Math.round(rssEnd),
+    rss_mb_max: Math.round(Math.max(...rss.map((s) => s.mb))),
     rss_growth_pct: Math.round(growth * 1000) / 10,
   };
   writeFileSync(join(RESULTS, `soak-${Date.now()}.json`), JSON.stringify({ summary, rss }, null, 2));
