@@ -147,7 +147,7 @@ async function loadData(services: Services, options: DemoOptions): Promise<DemoR
     },
     services.clock(),
   );
-  await refreshPlannerStatistics(services.store);
+  await refreshPlannerStatistics(services.store, services.logger);
   return {
     organizationId: organizations.main,
     organizations,

@@ -9,6 +9,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { REASON_CODES, REASONS } from '../contract/reasons.js';
+import { ApiError } from '../domain/errors.js';
 import { OPENAPI_PATH } from './openapi.js';
 
 export const DOCS_PREFIX = '/docs';
@@ -58,26 +59,45 @@ async function buildReferenceApp(): Promise<FastifyInstance> {
 /** Hop-by-hop and length headers belong to each connection, not to the forwarded answer. */
 const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
 
+interface ReferenceAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  payload: Buffer;
+}
+
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   let reference: Promise<FastifyInstance> | undefined;
-  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+  // The reference's answers are static: each path's is asked for once and kept (paths only, so
+  // query strings cannot grow the cache; a path Scalar does not serve is never kept).
+  const answers = new Map<string, ReferenceAnswer>();
+
+  const ask = async (path: string): Promise<ReferenceAnswer> => {
+    const known = answers.get(path);
+    if (known) return known;
     reference ??= buildReferenceApp().catch((error: unknown) => {
       reference = undefined;
       throw error;
     });
-    const answer = await (await reference).inject({
-      method: request.method as 'GET' | 'HEAD',
-      url: request.url,
-      headers: request.headers,
-    });
-    reply.code(answer.statusCode);
+    const answer = await (await reference).inject({ method: 'GET', url: path });
+    const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !NOT_FORWARDED.has(name)) reply.header(name, value);
+      if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value as string | string[];
     }
-    return reply.send(answer.rawPayload);
+    const kept = { status: answer.statusCode, headers, payload: answer.rawPayload };
+    if (kept.status < 400) answers.set(path, kept);
+    return kept;
+  };
+
+  // GET only: Fastify answers HEAD from it, with the same headers and length and no body.
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await ask(request.url.split('?')[0]!);
+    if (answer.status === 404) throw new ApiError('route_not_found', 'No route matches this path.');
+    if (answer.status >= 400) throw new Error(`API reference answered ${answer.status}`);
+    reply.code(answer.status).headers(answer.headers);
+    return answer.payload.length > 0 ? reply.send(answer.payload) : reply.send();
   };
   for (const url of [DOCS_PREFIX, `${DOCS_PREFIX}/*`]) {
-    app.route({ method: ['GET', 'HEAD'], url, schema: { hide: true }, logLevel: 'silent', handler: forward });
+    app.get(url, { schema: { hide: true }, logLevel: 'silent' }, forward);
   }
   app.addHook('onClose', async () => {
     if (reference) await (await reference.catch(() => undefined))?.close();

@@ -39,6 +39,6 @@ export async function importNdjsonFile(services: Services, given: string): Promi
     return count;
   });
   const rows = Object.values(plan.counts).reduce((a, b) => a + b, 0);
-  if (rows >= BULK_LOAD_ROWS) await refreshPlannerStatistics(services.store);
+  if (rows >= BULK_LOAD_ROWS) await refreshPlannerStatistics(services.store, services.logger);
   return { imported: { ...plan.counts, transcript_ready_events: events } };
 }

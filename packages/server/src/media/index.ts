@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { createLocalStorage } from './localStorage.js';
 import type { S3StorageOptions } from './s3Storage.js';
-import type { MediaStorage } from './storage.js';
+import { type MediaStorage, StorageUnavailableError } from './storage.js';
 
 export { type MediaHost, startMediaHost } from './mediaHost.js';
 export {
@@ -32,15 +32,23 @@ export function createMediaStorage(config: Config, now?: () => number): MediaSto
 }
 
 /**
- * The AWS SDK costs about 25 MB of memory once loaded; a process on local storage never loads
- * it, and one on S3 loads it at the first storage call.
+ * The AWS SDK costs about 25 MB of memory once loaded: a process on local storage never loads
+ * it. On S3 it starts loading in the background at start-up, so the first link does not wait
+ * for it; a failed load is reported as storage unavailable and tried again at the next call.
  */
 function lazyS3Storage(options: S3StorageOptions): MediaStorage {
   let loaded: Promise<MediaStorage> | undefined;
   const storage = () => {
-    loaded ??= import('./s3Storage.js').then((module) => module.createS3Storage(options));
+    loaded ??= import('./s3Storage.js').then(
+      (module) => module.createS3Storage(options),
+      (error: unknown) => {
+        loaded = undefined;
+        throw new StorageUnavailableError(`S3 driver could not be loaded: ${(error as Error).message}`);
+      },
+    );
     return loaded;
   };
+  storage().catch(() => {});
   return {
     driver: 's3',
     put: async (key, source, contentType) => (await storage()).put(key, source, contentType),
@@ -48,7 +56,8 @@ function lazyS3Storage(options: S3StorageOptions): MediaStorage {
     createLink: async (key, contentType, ttlSeconds) =>
       (await storage()).createLink(key, contentType, ttlSeconds),
     close: async () => {
-      if (loaded) await (await loaded).close?.();
+      const current = await loaded?.catch(() => undefined);
+      await current?.close?.();
     },
   };
 }

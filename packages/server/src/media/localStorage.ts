@@ -100,7 +100,9 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
 
   /**
    * What the link route needs before it signs: a regular file inside the folder. Two file-system
-   * calls (realpath, stat) instead of open's five; the media host still opens with every check.
+   * calls (realpath, stat) instead of open's five. It is advisory: the media host opens with
+   * every check, so a file this process cannot read, or a folder re-pointed elsewhere since the
+   * real path was kept, gets a link that the host then refuses (404/503), never its bytes.
    */
   const existsUnbounded = async (key: string): Promise<boolean> => {
     if (!isSafeObjectKey(key)) return false;

@@ -4,6 +4,7 @@
  * or a minute away); SQLite plans from sqlite_stat1. Refreshed once at the end of a large load.
  */
 import { sql } from 'kysely';
+import type { Logger } from '../logger.js';
 import type { Store } from './database.js';
 
 /** Loads smaller than this are left to autovacuum (PostgreSQL) and the next optimize. */
@@ -19,10 +20,29 @@ const LOADED_TABLES = [
   'recordings',
 ];
 
-export async function refreshPlannerStatistics(store: Pick<Store, 'db' | 'dialect'>): Promise<void> {
-  if (store.dialect === 'postgres') {
-    await sql`ANALYZE ${sql.join(LOADED_TABLES.map((t) => sql.table(t)))}`.execute(store.db);
-  } else {
-    await sql`PRAGMA optimize`.execute(store.db);
+/**
+ * Runs after the load has committed, so a failure here must not fail the command (the rows are
+ * in; re-running the import would collide with them): it is logged and the next autovacuum or
+ * optimize catches up. On PostgreSQL the pool's statement timeout is lifted for it: ANALYZE of a
+ * table of several gigabytes can take longer than a request may.
+ */
+export async function refreshPlannerStatistics(
+  store: Pick<Store, 'db' | 'dialect'>,
+  logger: Pick<Logger, 'warn'>,
+): Promise<void> {
+  try {
+    if (store.dialect === 'postgres') {
+      await store.db.transaction().execute(async (tx) => {
+        await sql`SET LOCAL statement_timeout = 0`.execute(tx);
+        await sql`ANALYZE ${sql.join(LOADED_TABLES.map((t) => sql.table(t)))}`.execute(tx);
+      });
+    } else {
+      await sql`PRAGMA optimize`.execute(store.db);
+    }
+  } catch (error) {
+    logger.warn(
+      { err: { message: (error as Error).message } },
+      'could not refresh planner statistics after the load; the data is stored',
+    );
   }
 }

@@ -39,6 +39,22 @@ test('happy: /docs serves the reference and its script from this server (no CDN)
   assert.equal(script.status, 200);
 });
 
+test("error: a path under /docs that the reference does not serve is the service's own 404 problem", async () => {
+  const r = await fetch(`${server.url}/docs/nope?x=1`);
+  assert.equal(r.status, 404);
+  assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(((await r.json()) as { reason_code: string }).reason_code, 'route_not_found');
+});
+
+test('happy: HEAD on the reference answers the same length as GET, without a body', async () => {
+  const get = await fetch(`${server.url}/docs/js/scalar.js`);
+  const body = await get.arrayBuffer();
+  const head = await fetch(`${server.url}/docs/js/scalar.js`, { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.equal(head.headers.get('content-length'), String(body.byteLength));
+  assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+});
+
 test('happy: the reference renders every route and the authentication section in a real browser', {
   skip: CHROMIUM ? false : 'Debian chromium is not installed (.ci/run installs it)',
 }, async () => {
