@@ -150,7 +150,7 @@ async function main() {
       `/external/v1/encounters/${ex.encounter_id}/documents/${ex.transcript_document_id}/audio`,
       data.token,
     ],
-    ['malformed key (401)', listUrl, 'eds_live_0000000000000000000000000000000000000A'],
+    ['malformed key (401)', listUrl, malformedToken()],
     ['unknown key (401)', listUrl, unknownToken()],
   ];
   const selected = values.routes ? routes.filter(([name]) => name.includes(values.routes!)) : routes;
@@ -257,6 +257,11 @@ async function findExamples(base: string, token: string) {
     }
   }
   throw new Error('no encounter with a note, a transcript and audio in the first 100');
+}
+
+/** The shape of a live key with a checksum that cannot match: refused before any store read. */
+function malformedToken(): string {
+  return `eds_live_${'0'.repeat(37)}A`;
 }
 
 /** A well-formed token (valid checksum) that was never issued: one indexed lookup each. */
