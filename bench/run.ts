@@ -170,6 +170,9 @@ async function main() {
   const recordedFile = join(RESULTS, 'ceiling-responses.json');
   writeFileSync(recordedFile, JSON.stringify(recorded));
 
+  console.error(
+    `server peak RSS after start-up and setup requests: ${Math.round(server.peakRss() / 2 ** 20)} MB`,
+  );
   const rows: Record<string, unknown>[] = [];
   for (const [name, path, token] of selected) {
     const m = await load(`${base}${path}`, token);
