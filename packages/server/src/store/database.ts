@@ -53,6 +53,12 @@ export function openStore(config: DatabaseConfig): Store {
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  // Nor may a client that is checked out (between the statements of a transaction) when the
+  // server goes away: pg emits 'error' on it, and the pool listens only on idle clients. The
+  // statement in flight fails on its own, and the pool drops the client when it comes back.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', sqlite: undefined, pgPool: pool, close: () => db.destroy() };
 }

@@ -4,9 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { freePort } from '../support/processes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { createTestStore } from '../support/stores.js';
 import { buildWorld, pathFor, type World } from '../support/world.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
@@ -79,6 +81,27 @@ test('PostgreSQL goes away and comes back', {
   } finally {
     await admin((c) => c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)).catch(() => {});
     await server.close();
+  }
+});
+
+test('error: a connection lost while a transaction holds it fails that transaction, not the process', {
+  skip: PG_URL ? false : 'TEST_DATABASE_URL is not set: PostgreSQL run skipped',
+}, async () => {
+  const store = await createTestStore('postgres');
+  try {
+    const transaction = store.db.transaction().execute(async (tx) => {
+      const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(tx);
+      // The backend goes away while this transaction holds its client, idle between statements.
+      await admin((c) => c.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]));
+      await new Promise((r) => setTimeout(r, 200));
+      await sql`SELECT 1`.execute(tx);
+    });
+    await assert.rejects(transaction);
+    const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(store.db);
+    assert.equal(rows[0]!.one, 1, 'the pool serves the next query on a new connection');
+  } finally {
+    await store.close();
+    await store.database.drop();
   }
 });
 
