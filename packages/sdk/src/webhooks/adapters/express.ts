@@ -7,8 +7,8 @@
  * once the route is fixed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { decide, type WebhookHandlerOptions } from './handler.js';
-import { BodyTooLargeError, readRawBody, send } from './node.js';
+import type { WebhookHandlerOptions } from './handler.js';
+import { answerDelivery, readBodyOrRefuse } from './node.js';
 
 /** The part of Express's request the adapter reads (an IncomingMessage with `body`). */
 export type ExpressRequestLike = IncomingMessage & { body?: unknown };
@@ -28,16 +28,10 @@ export function expressWebhookHandler(
       // express.raw leaves `{}` when the content type did not match; an unparsed stream is still readable.
       const untouched = rawBody === undefined || (isEmptyObject(rawBody) && !req.readableEnded);
       if (untouched) {
-        try {
-          rawBody = await readRawBody(req, options.maxBodyBytes);
-        } catch (error) {
-          options.onError?.(error);
-          return send(res, { status: error instanceof BodyTooLargeError ? 413 : 400 });
-        }
+        rawBody = await readBodyOrRefuse(req, res, options);
+        if (rawBody === undefined) return;
       }
-      const { answer, afterAnswer } = decide(rawBody, req.headers, options);
-      send(res, answer);
-      afterAnswer?.();
+      answerDelivery(rawBody, req, res, options);
     })();
   };
 }

@@ -54,13 +54,32 @@ async function handleNode(req: IncomingMessage, res: ServerResponse, options: No
     res.setHeader('Allow', 'POST');
     return send(res, { status: 405 });
   }
-  let rawBody: Buffer;
+  const rawBody = await readBodyOrRefuse(req, res, options);
+  if (rawBody !== undefined) answerDelivery(rawBody, req, res, options);
+}
+
+/** Reads the body; one that cannot be read (too large, broken stream) is answered 413/400 here. */
+export async function readBodyOrRefuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: Pick<NodeWebhookHandlerOptions, 'maxBodyBytes' | 'onError'>,
+): Promise<Buffer | undefined> {
   try {
-    rawBody = await readRawBody(req, options.maxBodyBytes);
+    return await readRawBody(req, options.maxBodyBytes);
   } catch (error) {
     options.onError?.(error);
-    return send(res, { status: error instanceof BodyTooLargeError ? 413 : 400 });
+    send(res, { status: error instanceof BodyTooLargeError ? 413 : 400 });
+    return undefined;
   }
+}
+
+/** Verifies the body, sends the answer, then starts the work (after the answer is out). */
+export function answerDelivery(
+  rawBody: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: WebhookHandlerOptions,
+): void {
   const { answer, afterAnswer } = decide(rawBody, req.headers, options);
   send(res, answer);
   afterAnswer?.();
