@@ -2,6 +2,12 @@
  * Audit records are queued in memory and written in batches, so the request path never waits
  * for an audit insert. A failed batch is kept and retried, never dropped silently; the queue is
  * flushed on shutdown. The flush window (how much a crash can lose) is `flushIntervalMs`.
+ *
+ * A request refused before any key was identified (malformed or unknown token, keys disabled on
+ * the deployment, digest key unavailable) names no organization and no key, and an attacker can
+ * send them as fast as the network allows. Within a flush window those are folded into one row
+ * per method, route, status and reason with a `request_count`, so junk costs neither a store
+ * write per request nor unbounded audit growth; the counts are exact.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -23,6 +29,7 @@ export interface AuditQueueOptions {
 
 export class AuditQueue {
   private pending: AuditInsert[] = [];
+  private unidentified = new Map<string, AuditInsert & { request_count: number }>();
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private failures = 0;
@@ -33,6 +40,10 @@ export class AuditQueue {
   }
 
   push(record: AuditInsert): void {
+    if (record.key_id === null && record.organization_id === null) {
+      this.fold(record);
+      return;
+    }
     this.pending.push(record);
     this.options.metrics?.auditQueueDepth.set(this.pending.length);
     if (this.pending.length >= this.options.batchSize) void this.flush();
@@ -42,12 +53,28 @@ export class AuditQueue {
     }
   }
 
+  /** Keeps the window's first request (time, request id, IDs) and the slowest duration. */
+  private fold(record: AuditInsert): void {
+    const key = `${record.method} ${record.route} ${record.status} ${record.reason_code}`;
+    const row = this.unidentified.get(key);
+    if (row === undefined) {
+      this.unidentified.set(key, { ...record, request_count: 1 });
+      return;
+    }
+    row.request_count++;
+    if (record.duration_ms > row.duration_ms) row.duration_ms = record.duration_ms;
+  }
+
   get depth(): number {
-    return this.pending.length;
+    return this.pending.length + this.unidentified.size;
   }
 
   /** Writes everything queued so far; resolves when it is stored (or has failed and is kept). */
   async flush(): Promise<void> {
+    if (this.unidentified.size > 0) {
+      for (const row of this.unidentified.values()) this.pending.push(row);
+      this.unidentified.clear();
+    }
     if (this.flushing) {
       await this.flushing;
       if (this.pending.length === 0) return;
@@ -95,9 +122,9 @@ export class AuditQueue {
   async close(timeoutMs = 5000): Promise<void> {
     clearInterval(this.timer);
     const deadline = Date.now() + timeoutMs;
-    while (this.pending.length > 0 || this.flushing) {
+    while (this.depth > 0 || this.flushing) {
       await this.flush();
-      if (this.pending.length === 0) break;
+      if (this.depth === 0) break;
       if (Date.now() > deadline) {
         this.options.logger.error(
           { lost: this.pending.length },

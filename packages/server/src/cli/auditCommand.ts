@@ -34,6 +34,7 @@ export function registerAuditCommand(program: Command, run: typeof runCommand): 
               status: row.status,
               reason_code: row.reason_code,
               duration_ms: row.duration_ms,
+              request_count: row.request_count,
             }),
           );
         }

@@ -4,10 +4,11 @@ import type { EncounterBody, EncounterListBody } from '../contract/schemas.js';
 import type { Db } from '../store/database.js';
 import {
   countEncounters,
+  type EncounterAccess,
   findEncounterAccess,
+  findEncounterViewAccess,
   type ListPage,
   listEncounterPage,
-  loadEncounterView,
 } from '../store/encounters.js';
 import type { EncounterRow } from '../store/schema.js';
 import { ApiError } from './errors.js';
@@ -26,7 +27,10 @@ export async function listEncounters(db: Db, caller: Caller, page: ListPage): Pr
  * another organization or is a demo/training encounter (decisions.md, API keys).
  */
 export async function requireEncounter(db: Db, caller: Caller, encounterId: string): Promise<EncounterRow> {
-  const access = await findEncounterAccess(db, caller.organizationId, encounterId);
+  return granted(await findEncounterAccess(db, caller.organizationId, encounterId));
+}
+
+function granted<T>(access: EncounterAccess<T>): T {
   switch (access.status) {
     case 'found':
       return access.encounter;
@@ -46,6 +50,5 @@ export async function requireEncounter(db: Db, caller: Caller, encounterId: stri
 }
 
 export async function getEncounter(db: Db, caller: Caller, encounterId: string): Promise<EncounterBody> {
-  const encounter = await requireEncounter(db, caller, encounterId);
-  return toEncounterBody(await loadEncounterView(db, caller.organizationId, encounter));
+  return toEncounterBody(granted(await findEncounterViewAccess(db, caller.organizationId, encounterId)));
 }

@@ -14,6 +14,7 @@ const AUDIT_COLUMNS = [
   'status',
   'reason_code',
   'duration_ms',
+  'request_count',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
 /**
@@ -33,7 +34,11 @@ export async function insertAuditRecords(
     sqliteAuditWriter(store.sqlite)(rows);
     return;
   }
-  await insertThroughKysely(store.db, rows);
+  // An explicit NULL would override the column default: a row stands for one request unless told.
+  await insertThroughKysely(
+    store.db,
+    rows.map((row) => ({ ...row, request_count: row.request_count ?? 1 })),
+  );
 }
 
 async function insertThroughKysely(db: Db, rows: AuditInsert[]): Promise<void> {
@@ -56,7 +61,13 @@ function sqliteAuditWriter(sqlite: SQLite.Database): (rows: AuditInsert[]) => vo
       `INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
     );
     writer = sqlite.transaction((rows: AuditInsert[]) => {
-      for (const row of rows) insert.run(AUDIT_COLUMNS.map((column) => row[column] ?? null));
+      for (const row of rows) {
+        insert.run(
+          AUDIT_COLUMNS.map((column) =>
+            column === 'request_count' ? (row.request_count ?? 1) : (row[column] ?? null),
+          ),
+        );
+      }
     });
     sqliteWriters.set(sqlite, writer);
   }

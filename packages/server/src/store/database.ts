@@ -24,6 +24,16 @@ export interface Store {
   close(): Promise<void>;
 }
 
+const sqliteHandles = new WeakMap<Db, SQLite.Database>();
+
+/**
+ * The better-sqlite3 handle behind a Kysely instance opened by `openStore`; undefined for
+ * PostgreSQL and for a transaction (a transaction's statements must go through Kysely).
+ */
+export function sqliteHandleOf(db: Db): SQLite.Database | undefined {
+  return sqliteHandles.get(db);
+}
+
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
@@ -36,6 +46,7 @@ export function openStore(config: DatabaseConfig): Store {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    sqliteHandles.set(db, sqlite);
     return { db, dialect: 'sqlite', sqlite, pgPool: undefined, close: () => db.destroy() };
   }
   const pool = new pg.Pool({

@@ -4,15 +4,23 @@
  * routes that cost more than SQLite's own work (a profile put the query builder at 15 % of the
  * process). These queries never change shape, only their values, so the compiled SQL is kept
  * and the caller's values are put in the parameter slots the sentinels marked.
+ *
+ * On SQLite the statement is also prepared once and run directly when no transaction holds the
+ * connection: better-sqlite3 is synchronous, so nothing can interleave with it, and Kysely's
+ * connection queue and promise chain (several times SQLite's own work for a primary-key read)
+ * are skipped. Inside a transaction, or on PostgreSQL, the query goes through Kysely.
  */
+import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
-import type { Db } from './database.js';
+import { type Db, sqliteHandleOf } from './database.js';
 
 type Slot = { arg: number } | { value: unknown };
 
 interface Plan {
   sql: string;
   slots: Slot[];
+  /** SQLite only: the statement, prepared on first use outside a transaction. */
+  statement?: SQLite.Statement;
 }
 
 /** Values that reach SQL as parameters; a sentinel of the same type marks each one. */
@@ -30,6 +38,11 @@ export function preparedQuery<Args extends Arg[], Row>(
       plans.set(db, plan);
     }
     const parameters = plan.slots.map((slot) => ('arg' in slot ? args[slot.arg] : slot.value));
+    const sqlite = sqliteHandleOf(db);
+    if (sqlite !== undefined && !sqlite.inTransaction) {
+      plan.statement ??= sqlite.prepare(plan.sql);
+      return plan.statement.all(parameters) as Row[];
+    }
     const result = await db.executeQuery<Row>(CompiledQuery.raw(plan.sql, parameters));
     return result.rows;
   };

@@ -115,6 +115,8 @@ export interface AuditLogTable {
   status: number;
   reason_code: string | null;
   duration_ms: number;
+  /** How many requests the row stands for: 1, or more for unidentified refusals (see AuditQueue). */
+  request_count: Generated<number>;
 }
 
 export interface WebhookEventsTable {

@@ -62,6 +62,7 @@ test('prints the audit log as NDJSON, oldest first, with times in ISO form', asy
     status: 403,
     reason_code: 'route_not_allowed',
     duration_ms: 1.5,
+    request_count: 1,
   });
 });
 

@@ -57,6 +57,32 @@ forEachStore('audit and logs', (kind) => {
     );
   });
 
+  test('security: a flood of junk keys is counted in a few audit rows, not written row by row', async () => {
+    const since = Date.now();
+    const junk = Array.from({ length: 200 }, (_, i) =>
+      server.api.get('/external/v1/encounters', {
+        token: i % 2 ? 'eds_live_junk' : `eds_live_${'0'.repeat(37)}A`,
+      }),
+    );
+    const good = Array.from({ length: 5 }, () =>
+      server.api.get(pathFor('getEncounter', world), { token: world.token }),
+    );
+    const answers = await Promise.all([...junk, ...good]);
+    assert.ok(answers.slice(0, 200).every((r) => r.status === 401));
+    await new Promise((r) => setTimeout(r, 150));
+    const rows = (await auditRows()).filter((r) => r.at >= since);
+    const refused = rows.filter((r) => r.reason_code === 'malformed_token');
+    assert.equal(
+      refused.reduce((n, r) => n + r.request_count, 0),
+      200,
+      'every refused request is counted',
+    );
+    assert.ok(refused.length <= 40, `${refused.length} rows for 200 refusals`);
+    assert.ok(refused.every((r) => r.key_id === null && r.organization_id === null));
+    const served = rows.filter((r) => r.route === 'getEncounter' && r.status === 200);
+    assert.equal(served.length, 5, 'requests with a key keep one row each');
+  });
+
   test('security: no token, digest, signed link or PHI in logs or the audit log', async () => {
     const audio = await server.api.get(pathFor('getAudio', world), { token: world.token });
     const transcript = await server.api.get(pathFor('getTranscript', world), { token: world.token });

@@ -1,6 +1,7 @@
 /**
  * The audit queue writes in slices; a slice that fails goes back in front with everything after
- * it, so a store that fails mid-flush loses no record and stores none twice.
+ * it, so a store that fails mid-flush loses no record and stores none twice. Refusals that
+ * identified no key are folded per flush window, with exact counts.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -83,5 +84,51 @@ forEachStore('audit queue', (kind) => {
       Array.from({ length: 230 }, (_, i) => record(i).request_id),
     );
     await queue.close();
+  });
+
+  test('happy: refusals naming no key fold into one row per route, status and reason with exact counts', async () => {
+    await sql`DELETE FROM audit_log`.execute(store.db);
+    const queue = new AuditQueue({
+      store,
+      flushIntervalMs: 60_000,
+      batchSize: 10_000,
+      logger: pino({ level: 'silent' }),
+    });
+    const junk = (i: number, reason: string, route = 'listEncounters'): AuditInsert => ({
+      ...record(i),
+      organization_id: null,
+      key_id: null,
+      route,
+      status: 401,
+      reason_code: reason,
+      duration_ms: i % 7,
+    });
+    for (let i = 0; i < 500; i++) queue.push(junk(i, 'malformed_token'));
+    for (let i = 500; i < 800; i++)
+      queue.push(junk(i, 'invalid_key', i % 2 ? 'getEncounter' : 'listEncounters'));
+    for (let i = 800; i < 810; i++) queue.push(record(i));
+    assert.equal(queue.depth, 3 + 10);
+    await queue.flush();
+    // A second window starts new rows.
+    for (let i = 810; i < 815; i++) queue.push(junk(i, 'malformed_token'));
+    await queue.close();
+    const rows = await store.db
+      .selectFrom('audit_log')
+      .select(['request_id', 'route', 'reason_code', 'key_id', 'request_count', 'duration_ms'])
+      .orderBy('id')
+      .execute();
+    const folded = rows.filter((r) => r.key_id === null);
+    assert.deepEqual(
+      folded.map((r) => [r.request_id, r.route, r.reason_code, r.request_count, r.duration_ms]),
+      [
+        [record(0).request_id, 'listEncounters', 'malformed_token', 500, 6],
+        [record(500).request_id, 'listEncounters', 'invalid_key', 150, 6],
+        [record(501).request_id, 'getEncounter', 'invalid_key', 150, 6],
+        [record(810).request_id, 'listEncounters', 'malformed_token', 5, 6],
+      ],
+    );
+    const identified = rows.filter((r) => r.key_id !== null);
+    assert.equal(identified.length, 10, 'a request with a key is one row each');
+    assert.ok(identified.every((r) => r.request_count === 1));
   });
 });

@@ -3,11 +3,13 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './001_core.js';
 import * as webhooks from './002_webhooks.js';
 import * as documentSummaryIndex from './003_document_summary_index.js';
+import * as auditRequestCount from './004_audit_request_count.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
   '002_webhooks': webhooks,
   '003_document_summary_index': documentSummaryIndex,
+  '004_audit_request_count': auditRequestCount,
 };
 
 export const migrationProvider: MigrationProvider = {
