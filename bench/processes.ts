@@ -51,7 +51,7 @@ export async function startChild(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  if (command === process.execPath && args[0]?.endsWith('eds.js')) {
+  if (command === process.execPath && args.includes(EDS)) {
     child.stdout!.resume();
     return childHandle(child);
   }
@@ -86,9 +86,34 @@ function childHandle(child: ChildProcess): Child {
   };
 }
 
-/** Starts `eds serve` and resolves once /healthz answers on `port`. */
+/**
+ * The Node flags the container image runs the service with (the Dockerfile's ENTRYPOINT): a
+ * young generation of 8 MB semi-spaces instead of V8's 16 MB. Measured on the list route at 1M
+ * encounters: peak RSS 134 MB instead of 174-234 MB, with no measurable change in req/s.
+ */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8'];
+
+function checkImageFlags(): void {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const entrypoint = /^ENTRYPOINT (.*)$/m.exec(dockerfile)?.[1] ?? '';
+  for (const flag of SERVICE_NODE_FLAGS) {
+    if (!entrypoint.includes(JSON.stringify(flag))) {
+      throw new Error(
+        `the Dockerfile's ENTRYPOINT no longer runs node with ${flag}: measure what production runs`,
+      );
+    }
+  }
+}
+
+/** Starts `eds serve` as production runs it and resolves once /healthz answers on `port`. */
 export async function startEdsServer(env: Record<string, string>, port: number): Promise<Child> {
-  const child = await startChild(process.execPath, [EDS, 'serve'], env, () => true).catch(async () => {
+  checkImageFlags();
+  const child = await startChild(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, EDS, 'serve'],
+    env,
+    () => true,
+  ).catch(async () => {
     throw new Error('eds serve did not start');
   });
   for (let i = 0; i < 300; i++) {

@@ -18,10 +18,11 @@ const AUDIT_COLUMNS = [
 ] as const satisfies readonly (keyof AuditInsert)[];
 
 /**
- * Writes a batch of audit records in one transaction. On SQLite one prepared single-row insert
- * runs per record: a multi-row insert would be new SQL text (prepared afresh) for every batch
- * size, which cost more than the inserts themselves under load. PostgreSQL takes multi-row
- * inserts, which save round trips.
+ * Writes a batch of audit records in one transaction. On SQLite two insert shapes are prepared
+ * once, a group of rows and a single row: SQL text that changed with every batch size would be
+ * prepared afresh each time, which cost more than the inserts themselves under load, and a row
+ * at a time paid a statement step per request. PostgreSQL takes multi-row inserts, which save
+ * round trips.
  */
 export async function insertAuditRecords(
   store: Pick<Store, 'db' | 'sqlite'>,
@@ -54,19 +55,37 @@ async function insertThroughKysely(db: Db, rows: AuditInsert[]): Promise<void> {
 
 const sqliteWriters = new WeakMap<SQLite.Database, (rows: AuditInsert[]) => void>();
 
+/** Rows per multi-row insert: one statement step per group instead of per row. */
+const GROUP = 32;
+
+function auditValues(row: AuditInsert, into: unknown[]): void {
+  for (const column of AUDIT_COLUMNS) {
+    into.push(column === 'request_count' ? (row.request_count ?? 1) : (row[column] ?? null));
+  }
+}
+
 function sqliteAuditWriter(sqlite: SQLite.Database): (rows: AuditInsert[]) => void {
   let writer = sqliteWriters.get(sqlite);
   if (!writer) {
-    const insert = sqlite.prepare(
-      `INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
-    );
+    const tuple = `(${AUDIT_COLUMNS.map(() => '?').join(', ')})`;
+    const insert = (count: number) =>
+      sqlite.prepare(
+        `INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES ${Array(count).fill(tuple).join(', ')}`,
+      );
+    // Two fixed shapes, prepared once: groups of GROUP rows, then single rows for the rest.
+    const one = insert(1);
+    const group = insert(GROUP);
     writer = sqlite.transaction((rows: AuditInsert[]) => {
-      for (const row of rows) {
-        insert.run(
-          AUDIT_COLUMNS.map((column) =>
-            column === 'request_count' ? (row.request_count ?? 1) : (row[column] ?? null),
-          ),
-        );
+      let i = 0;
+      for (; i + GROUP <= rows.length; i += GROUP) {
+        const values: unknown[] = [];
+        for (let j = i; j < i + GROUP; j++) auditValues(rows[j]!, values);
+        group.run(values);
+      }
+      for (; i < rows.length; i++) {
+        const values: unknown[] = [];
+        auditValues(rows[i]!, values);
+        one.run(values);
       }
     });
     sqliteWriters.set(sqlite, writer);

@@ -9,6 +9,11 @@
  * connection: better-sqlite3 is synchronous, so nothing can interleave with it, and Kysely's
  * connection queue and promise chain (several times SQLite's own work for a primary-key read)
  * are skipped. Inside a transaction, or on PostgreSQL, the query goes through Kysely.
+ *
+ * Rows are read as arrays and turned into objects by a function generated once per statement
+ * from its column names: better-sqlite3 builds each row object property by property, which cost
+ * more than the B-tree work itself on a list page (measured at 1M encounters: 189 µs for a page
+ * of 50 encounters with patients as objects, 117 µs as arrays mapped this way).
  */
 import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
@@ -19,8 +24,8 @@ type Slot = { arg: number } | { value: unknown };
 interface Plan {
   sql: string;
   slots: Slot[];
-  /** SQLite only: the statement, prepared on first use outside a transaction. */
-  statement?: SQLite.Statement;
+  /** SQLite only: the statement, prepared on first use outside a transaction, and its row shape. */
+  sqlite?: { statement: SQLite.Statement; toRow: (values: unknown[]) => unknown };
 }
 
 /** Values that reach SQL as parameters; a sentinel of the same type marks each one. */
@@ -40,8 +45,9 @@ export function preparedQuery<Args extends Arg[], Row>(
     const parameters = plan.slots.map((slot) => ('arg' in slot ? args[slot.arg] : slot.value));
     const sqlite = sqliteHandleOf(db);
     if (sqlite !== undefined && !sqlite.inTransaction) {
-      plan.statement ??= sqlite.prepare(plan.sql);
-      return plan.statement.all(parameters) as Row[];
+      plan.sqlite ??= prepareRaw(sqlite, plan.sql);
+      const { statement, toRow } = plan.sqlite;
+      return (statement.all(parameters) as unknown[][]).map(toRow) as Row[];
     }
     const result = await db.executeQuery<Row>(CompiledQuery.raw(plan.sql, parameters));
     return result.rows;
@@ -66,4 +72,13 @@ function compilePlan<Args extends Arg[], Row>(
     throw new Error(`preparedQuery: ${arity - used.size} argument(s) did not become parameters`);
   }
   return { sql: compiled.sql, slots };
+}
+
+function prepareRaw(sqlite: SQLite.Database, sql: string): NonNullable<Plan['sqlite']> {
+  const statement = sqlite.prepare(sql).raw(true);
+  const names = statement.columns().map((column) => column.name);
+  // Column names come from this module's own compiled SQL, never from a request; quoted anyway.
+  const fields = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
+  const toRow = new Function('values', `return { ${fields} };`) as (values: unknown[]) => unknown;
+  return { statement, toRow };
 }
