@@ -25,6 +25,7 @@ export interface Store {
 }
 
 const sqliteHandles = new WeakMap<Db, SQLite.Database>();
+const pgPools = new WeakMap<Db, pg.Pool>();
 
 /**
  * The better-sqlite3 handle behind a Kysely instance opened by `openStore`; undefined for
@@ -32,6 +33,11 @@ const sqliteHandles = new WeakMap<Db, SQLite.Database>();
  */
 export function sqliteHandleOf(db: Db): SQLite.Database | undefined {
   return sqliteHandles.get(db);
+}
+
+/** The pg pool behind a Kysely instance opened by `openStore`; undefined otherwise (as above). */
+export function pgPoolOf(db: Db): pg.Pool | undefined {
+  return pgPools.get(db);
 }
 
 const INT8_OID = 20;
@@ -71,6 +77,7 @@ export function openStore(config: DatabaseConfig): Store {
     client.on('error', () => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pgPools.set(db, pool);
   return { db, dialect: 'postgres', sqlite: undefined, pgPool: pool, close: () => db.destroy() };
 }
 
