@@ -105,12 +105,19 @@ function checkImageFlags(): void {
   }
 }
 
-/** Starts `eds serve` as production runs it and resolves once /healthz answers on `port`. */
-export async function startEdsServer(env: Record<string, string>, port: number): Promise<Child> {
+/**
+ * Starts `eds serve` as production runs it and resolves once /healthz answers on `port`.
+ * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`).
+ */
+export async function startEdsServer(
+  env: Record<string, string>,
+  port: number,
+  extraFlags: string[] = [],
+): Promise<Child> {
   checkImageFlags();
   const child = await startChild(
     process.execPath,
-    [...SERVICE_NODE_FLAGS, EDS, 'serve'],
+    [...SERVICE_NODE_FLAGS, ...extraFlags, EDS, 'serve'],
     env,
     () => true,
   ).catch(async () => {

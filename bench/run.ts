@@ -2,10 +2,13 @@
  * `npm run bench`: the service in production mode on a data set of N encounters, each route
  * driven by autocannon from this process, next to a raw node:http ceiling that answers the same
  * bytes under the same load. Reports req/s, p50/p99, the ratio to the ceiling and the server's
- * peak RSS. Options: --store sqlite|postgres --encounters N --connections C --duration S.
+ * peak RSS. Options: --store sqlite|postgres --encounters N --connections C --duration S
+ * --routes TEXT (only routes whose name contains it) --profile (run the service under
+ * `--cpu-prof`: the profile is written to bench/results and summarized by self time; open the
+ * file in Chrome DevTools or speedscope for the flame graph; profiling slows the service).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,6 +16,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
 import { eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
+import { summarizeProfile } from './profileSummary.js';
 
 const { values } = parseArgs({
   options: {
@@ -21,6 +25,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     duration: { type: 'string', default: '8' },
     routes: { type: 'string', default: '' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.encounters);
@@ -119,7 +124,12 @@ async function main() {
     EDS_DB_POOL_SIZE: '16',
   };
   const data = prepareDataset(env);
-  const server = await startEdsServer(env, port);
+  const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
+  const server = await startEdsServer(
+    env,
+    port,
+    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  );
   const base = `http://127.0.0.1:${port}`;
   const ex = await findExamples(base, data.token);
   const listUrl = '/external/v1/encounters?limit=50';
@@ -236,6 +246,13 @@ async function main() {
     );
   }
   console.log(`\nwritten: ${file}`);
+  if (values.profile) {
+    for (const name of readdirSync(profileDir)) {
+      console.log(`\nCPU profile of the service (all routes of this run): ${join(profileDir, name)}`);
+      console.log('("(idle)" includes the service waiting while the ceiling was measured)');
+      console.log(summarizeProfile(readFileSync(join(profileDir, name), 'utf8')));
+    }
+  }
 }
 
 /** An encounter with a note and an ambient transcript whose transcript and audio both answer 200. */
