@@ -58,8 +58,10 @@ export async function findEncounterAccess(
 }
 
 /**
- * The same, with the encounter's patient and document summaries when it is the caller's: the
- * encounter and its patient in one read (the detail route's hottest statement).
+ * The same, with the encounter's patient and document summaries when it is the caller's, in one
+ * statement (the detail route's only read): one row per public document, or one row with no
+ * document columns. Patient and documents are joined only within the caller's organization and
+ * only for a listable encounter, so another organization's data is never read.
  */
 export async function findEncounterViewAccess(
   db: Db,
@@ -67,13 +69,26 @@ export async function findEncounterViewAccess(
   encounterId: string,
 ): Promise<EncounterAccess<EncounterView>> {
   if (!isStorableId(encounterId)) return { status: 'absent' };
-  const [row] = await encounterWithPatientById(db, encounterId);
-  if (!row) return { status: 'absent' };
-  const access = classify(row, organizationId, null);
+  const rows = await encounterViewById(db, encounterId, organizationId);
+  const first = rows[0];
+  if (!first) return { status: 'absent' };
+  const access = classify(first, organizationId, null);
   if (access.status !== 'found') return access;
-  if (row.p_id === null) throw new Error(`encounter ${row.id} has no patient row`);
-  const documents = await listDocumentSummaries(db, organizationId, [row.id]);
-  return { status: 'found', encounter: joinedView(row as JoinedRow, documents.get(row.id) ?? []) };
+  if (first.p_id === null) throw new Error(`encounter ${first.id} has no patient row`);
+  const documents: DocumentSummaryRow[] = [];
+  for (const r of rows) {
+    if (r.d_id === null) continue;
+    documents.push({
+      id: r.d_id,
+      encounter_id: first.id,
+      schema_type: r.d_schema_type as string,
+      title: r.d_title as string,
+      status: r.d_status,
+      workflow_variant: r.d_workflow_variant,
+      audio_duration_seconds: r.d_audio_duration_seconds,
+    });
+  }
+  return { status: 'found', encounter: joinedView(first as JoinedRow, documents) };
 }
 
 function classify<T>(
@@ -103,16 +118,33 @@ const PATIENT_COLUMNS = [
   'p.updated_at as p_updated_at',
 ] as const;
 
-// A patient of another organization is never joined, even if an ID were shared.
-const encounterWithPatientById = preparedQuery((db, encounterId: string) =>
+const encounterViewById = preparedQuery((db, encounterId: string, organizationId: string) =>
   db
     .selectFrom('encounters as e')
     .leftJoin('patients as p', (join) =>
-      join.onRef('p.id', '=', 'e.patient_id').onRef('p.organization_id', '=', 'e.organization_id'),
+      join.onRef('p.id', '=', 'e.patient_id').on('p.organization_id', '=', organizationId),
+    )
+    .leftJoin('documents as d', (join) =>
+      join
+        .onRef('d.encounter_id', '=', 'e.id')
+        .on('d.organization_id', '=', organizationId)
+        .on('d.schema_type', 'in', PUBLIC_SCHEMA_TYPES)
+        .on('e.organization_id', '=', organizationId)
+        .on('e.demo_training', '=', 0),
     )
     .selectAll('e')
     .select(PATIENT_COLUMNS)
-    .where('e.id', '=', encounterId),
+    .select([
+      'd.id as d_id',
+      'd.schema_type as d_schema_type',
+      'd.title as d_title',
+      'd.status as d_status',
+      'd.workflow_variant as d_workflow_variant',
+      'd.audio_duration_seconds as d_audio_duration_seconds',
+    ])
+    .where('e.id', '=', encounterId)
+    .orderBy('d.created_at')
+    .orderBy('d.id'),
 );
 
 function joinedView(r: JoinedRow, documents: DocumentSummaryRow[]): EncounterView {
