@@ -42,10 +42,11 @@ export class AuditQueue {
   push(record: AuditInsert): void {
     if (record.key_id === null && record.organization_id === null) {
       this.fold(record);
+      this.options.metrics?.auditQueueDepth.set(this.depth);
       return;
     }
     this.pending.push(record);
-    this.options.metrics?.auditQueueDepth.set(this.pending.length);
+    this.options.metrics?.auditQueueDepth.set(this.depth);
     if (this.pending.length >= this.options.batchSize) void this.flush();
     const warnAbove = this.options.warnAbove ?? 100_000;
     if (this.pending.length > warnAbove && this.pending.length % 1000 === 0) {
@@ -53,7 +54,11 @@ export class AuditQueue {
     }
   }
 
-  /** Keeps the window's first request (time, request id, IDs) and the slowest duration. */
+  /**
+   * Keeps the window's first request (time, request id) and the slowest duration. The encounter
+   * and document IDs are the first request's only while the row stands for one request: a row
+   * for many would otherwise tie them all to one ID.
+   */
   private fold(record: AuditInsert): void {
     const key = `${record.method} ${record.route} ${record.status} ${record.reason_code}`;
     const row = this.unidentified.get(key);
@@ -62,6 +67,8 @@ export class AuditQueue {
       return;
     }
     row.request_count++;
+    row.encounter_id = null;
+    row.document_id = null;
     if (record.duration_ms > row.duration_ms) row.duration_ms = record.duration_ms;
   }
 
@@ -84,7 +91,7 @@ export class AuditQueue {
     this.pending = [];
     this.flushing = this.write(batch).finally(() => {
       this.flushing = undefined;
-      this.options.metrics?.auditQueueDepth.set(this.pending.length);
+      this.options.metrics?.auditQueueDepth.set(this.depth);
     });
     await this.flushing;
   }

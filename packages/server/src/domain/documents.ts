@@ -3,11 +3,10 @@ import type { Caller } from '../auth/verifyApiKey.js';
 import type { AudioLinkBody, DocumentDetailBody, TranscriptBody } from '../contract/schemas.js';
 import { type MediaStorage, StorageUnavailableError } from '../media/storage.js';
 import type { Db } from '../store/database.js';
-import { findDocument, findRecording, findTranscript } from '../store/documents.js';
+import { type DocumentInEncounter, findDocumentAccess } from '../store/documents.js';
 import { PUBLIC_SCHEMA_TYPES } from '../store/encounters.js';
-import type { DocumentRow } from '../store/schema.js';
 import { toIso } from '../time.js';
-import { requireEncounter } from './encounters.js';
+import { granted } from './encounters.js';
 import { ApiError } from './errors.js';
 import { toDocumentDetail, toTranscriptBody } from './views.js';
 
@@ -16,20 +15,27 @@ async function requireDocument(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<DocumentRow> {
-  await requireEncounter(db, caller, encounterId);
-  const document = await findDocument(db, caller.organizationId, encounterId, documentId);
+  also?: 'transcript' | 'recording',
+): Promise<DocumentInEncounter & { document: NonNullable<DocumentInEncounter['document']> }> {
+  const found = granted(await findDocumentAccess(db, caller.organizationId, encounterId, documentId, also));
+  const { document } = found;
   if (!document)
     throw new ApiError('document_not_found', 'No document with this ID exists in this encounter.');
-  return document;
+  return { ...found, document };
 }
 
-async function requireAmbientTranscript(db: Db, caller: Caller, encounterId: string, documentId: string) {
-  const document = await requireDocument(db, caller, encounterId, documentId);
-  if (document.schema_type !== 'ambient_transcript') {
+async function requireAmbientTranscript(
+  db: Db,
+  caller: Caller,
+  encounterId: string,
+  documentId: string,
+  also: 'transcript' | 'recording',
+) {
+  const found = await requireDocument(db, caller, encounterId, documentId, also);
+  if (found.document.schema_type !== 'ambient_transcript') {
     throw new ApiError('unsupported_document_type', 'This route serves ambient_transcript documents only.');
   }
-  return document;
+  return found;
 }
 
 export async function getDocument(
@@ -38,7 +44,7 @@ export async function getDocument(
   encounterId: string,
   documentId: string,
 ): Promise<DocumentDetailBody> {
-  const document = await requireDocument(db, caller, encounterId, documentId);
+  const { document } = await requireDocument(db, caller, encounterId, documentId);
   if (!(PUBLIC_SCHEMA_TYPES as readonly string[]).includes(document.schema_type)) {
     throw new ApiError('unsupported_document_type', 'This document type is not available through the API.');
   }
@@ -51,8 +57,13 @@ export async function getTranscript(
   encounterId: string,
   documentId: string,
 ): Promise<TranscriptBody> {
-  const document = await requireAmbientTranscript(db, caller, encounterId, documentId);
-  const transcript = await findTranscript(db, caller.organizationId, document.id);
+  const { document, transcript } = await requireAmbientTranscript(
+    db,
+    caller,
+    encounterId,
+    documentId,
+    'transcript',
+  );
   if (!transcript || transcript.finalized !== 1) {
     throw new ApiError('transcript_not_found', 'This document has no finalized transcript.');
   }
@@ -71,8 +82,7 @@ export async function getAudioLink(
   encounterId: string,
   documentId: string,
 ): Promise<AudioLinkBody> {
-  const document = await requireAmbientTranscript(db, caller, encounterId, documentId);
-  const recording = await findRecording(db, caller.organizationId, document.id);
+  const { recording } = await requireAmbientTranscript(db, caller, encounterId, documentId, 'recording');
   if (!recording) {
     throw new ApiError('audio_not_available_for_document', 'This document has no recording.');
   }

@@ -5,12 +5,10 @@ import type { Db } from '../store/database.js';
 import {
   countEncounters,
   type EncounterAccess,
-  findEncounterAccess,
   findEncounterViewAccess,
   type ListPage,
   listEncounterPage,
 } from '../store/encounters.js';
-import type { EncounterRow } from '../store/schema.js';
 import { ApiError } from './errors.js';
 import { toEncounterBody } from './views.js';
 
@@ -23,14 +21,10 @@ export async function listEncounters(db: Db, caller: Caller, page: ListPage): Pr
 }
 
 /**
- * The encounter, if the caller may see it: 404 when it exists nowhere, 403 when it belongs to
+ * An encounter, if the caller may see it: 404 when it exists nowhere, 403 when it belongs to
  * another organization or is a demo/training encounter (decisions.md, API keys).
  */
-export async function requireEncounter(db: Db, caller: Caller, encounterId: string): Promise<EncounterRow> {
-  return granted(await findEncounterAccess(db, caller.organizationId, encounterId));
-}
-
-function granted<T>(access: EncounterAccess<T>): T {
+export function granted<T>(access: EncounterAccess<T>): T {
   switch (access.status) {
     case 'found':
       return access.encounter;

@@ -1,62 +1,149 @@
-/** Document, transcript and recording reads, always within the caller's organization. */
+/**
+ * Document reads for the document routes: the encounter's access class, the document and, for
+ * the transcript and audio routes, its transcript or recording, in one statement. Everything but
+ * the encounter's organization and demo flag is joined only within the caller's organization and
+ * only for a listable encounter, so another organization's data is never read.
+ */
+import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
-import { isStorableId } from './encounters.js';
+import { classifyEncounter, type EncounterAccess, isStorableId } from './encounters.js';
 import { preparedQuery } from './preparedQuery.js';
-import type { DocumentRow, RecordingRow, TranscriptRow } from './schema.js';
+import type { Database, DocumentRow, RecordingRow, TranscriptRow } from './schema.js';
 
 /**
- * A document of the given encounter in the caller's organization. A document that exists under
+ * The document asked for, when the encounter is the caller's. A document that exists under
  * another encounter (of any organization) is absent here (decisions.md).
  */
-export async function findDocument(
+export interface DocumentInEncounter {
+  document: DocumentRow | undefined;
+  /** Only when asked for (`also: 'transcript'`) and the document has one. */
+  transcript: TranscriptRow | undefined;
+  /** Only when asked for (`also: 'recording'`) and the document has one. */
+  recording: RecordingRow | undefined;
+}
+
+export async function findDocumentAccess(
   db: Db,
   organizationId: string,
   encounterId: string,
   documentId: string,
-): Promise<DocumentRow | undefined> {
-  if (!isStorableId(documentId)) return undefined;
-  return (await documentById(db, documentId, encounterId, organizationId))[0];
+  also?: 'transcript' | 'recording',
+): Promise<EncounterAccess<DocumentInEncounter>> {
+  if (!isStorableId(encounterId)) return { status: 'absent' };
+  // An ID no database could hold matches no document; the encounter is still classified.
+  const wanted = isStorableId(documentId) ? documentId : '';
+  const query = also === 'transcript' ? withTranscript : also === 'recording' ? withRecording : documentOnly;
+  const [row] = await query(db, encounterId, wanted, organizationId);
+  if (!row) return { status: 'absent' };
+  const access = classifyEncounter(
+    { organization_id: row.e_organization_id, demo_training: row.e_demo_training },
+    organizationId,
+    null,
+  );
+  if (access.status !== 'found') return access;
+  return {
+    status: 'found',
+    encounter: { document: documentOf(row), transcript: transcriptOf(row), recording: recordingOf(row) },
+  };
 }
 
-const documentById = preparedQuery((db, documentId: string, encounterId: string, organizationId: string) =>
-  db
-    .selectFrom('documents')
-    .selectAll()
-    .where('id', '=', documentId)
-    .where('encounter_id', '=', encounterId)
-    .where('organization_id', '=', organizationId),
-);
-
-export async function findTranscript(
-  db: Db,
-  organizationId: string,
-  documentId: string,
-): Promise<TranscriptRow | undefined> {
-  return (await transcriptByDocument(db, documentId, organizationId))[0];
+function documentJoin(db: Kysely<Database>, encounterId: string, documentId: string, organizationId: string) {
+  return db
+    .selectFrom('encounters as e')
+    .leftJoin('documents as d', (join) =>
+      join
+        .on('d.id', '=', documentId)
+        .onRef('d.encounter_id', '=', 'e.id')
+        .on('d.organization_id', '=', organizationId)
+        .on('e.organization_id', '=', organizationId)
+        .on('e.demo_training', '=', 0),
+    )
+    .select([
+      'e.organization_id as e_organization_id',
+      'e.demo_training as e_demo_training',
+      'd.id as d_id',
+      'd.encounter_id as d_encounter_id',
+      'd.organization_id as d_organization_id',
+      'd.schema_type as d_schema_type',
+      'd.title as d_title',
+      'd.status as d_status',
+      'd.workflow_variant as d_workflow_variant',
+      'd.audio_duration_seconds as d_audio_duration_seconds',
+      'd.content_format as d_content_format',
+      'd.content_text as d_content_text',
+      'd.created_at as d_created_at',
+      'd.updated_at as d_updated_at',
+    ])
+    .where('e.id', '=', encounterId);
 }
 
-const transcriptByDocument = preparedQuery((db, documentId: string, organizationId: string) =>
-  db
-    .selectFrom('transcripts as t')
-    .innerJoin('documents as d', 'd.id', 't.document_id')
-    .selectAll('t')
-    .where('t.document_id', '=', documentId)
-    .where('d.organization_id', '=', organizationId),
+const documentOnly = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
+  documentJoin(db, encounterId, documentId, organizationId),
 );
 
-export async function findRecording(
-  db: Db,
-  organizationId: string,
-  documentId: string,
-): Promise<RecordingRow | undefined> {
-  return (await recordingByDocument(db, documentId, organizationId))[0];
+const withTranscript = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
+  documentJoin(db, encounterId, documentId, organizationId)
+    .leftJoin('transcripts as t', 't.document_id', 'd.id')
+    .select([
+      't.document_id as t_document_id',
+      't.finalized as t_finalized',
+      't.provider as t_provider',
+      't.audio_duration_seconds as t_audio_duration_seconds',
+      't.turns as t_turns',
+      't.finalized_at as t_finalized_at',
+    ]),
+);
+
+const withRecording = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
+  documentJoin(db, encounterId, documentId, organizationId)
+    .leftJoin('recordings as r', 'r.document_id', 'd.id')
+    .select([
+      'r.document_id as r_document_id',
+      'r.object_key as r_object_key',
+      'r.content_type as r_content_type',
+      'r.byte_size as r_byte_size',
+    ]),
+);
+
+/** A row of any of the three queries; the columns a query does not select are absent. */
+type JoinedRow = Partial<Record<string, unknown>>;
+
+function documentOf(r: JoinedRow): DocumentRow | undefined {
+  if (r.d_id == null) return undefined;
+  return {
+    id: r.d_id as string,
+    encounter_id: r.d_encounter_id as string,
+    organization_id: r.d_organization_id as string,
+    schema_type: r.d_schema_type as string,
+    title: r.d_title as string,
+    status: r.d_status as string | null,
+    workflow_variant: r.d_workflow_variant as string | null,
+    audio_duration_seconds: r.d_audio_duration_seconds as number | null,
+    content_format: r.d_content_format as string | null,
+    content_text: r.d_content_text as string | null,
+    created_at: r.d_created_at as number,
+    updated_at: r.d_updated_at as number,
+  };
 }
 
-const recordingByDocument = preparedQuery((db, documentId: string, organizationId: string) =>
-  db
-    .selectFrom('recordings as r')
-    .innerJoin('documents as d', 'd.id', 'r.document_id')
-    .selectAll('r')
-    .where('r.document_id', '=', documentId)
-    .where('d.organization_id', '=', organizationId),
-);
+function transcriptOf(r: JoinedRow): TranscriptRow | undefined {
+  if (r.t_document_id == null) return undefined;
+  return {
+    document_id: r.t_document_id as string,
+    finalized: r.t_finalized as TranscriptRow['finalized'],
+    provider: r.t_provider as string | null,
+    audio_duration_seconds: r.t_audio_duration_seconds as number | null,
+    turns: r.t_turns as string,
+    finalized_at: r.t_finalized_at as number | null,
+  };
+}
+
+function recordingOf(r: JoinedRow): RecordingRow | undefined {
+  if (r.r_document_id == null) return undefined;
+  return {
+    document_id: r.r_document_id as string,
+    object_key: r.r_object_key as string,
+    content_type: r.r_content_type as string,
+    byte_size: r.r_byte_size as number | null,
+  };
+}

@@ -44,21 +44,8 @@ export type EncounterAccess<T = EncounterRow> =
   | { status: 'demo_training' };
 
 /**
- * Classifies an encounter ID for the caller: its own (data returned), another organization's,
- * demo/training, or absent.
- */
-export async function findEncounterAccess(
-  db: Db,
-  organizationId: string,
-  encounterId: string,
-): Promise<EncounterAccess> {
-  if (!isStorableId(encounterId)) return { status: 'absent' };
-  const [row] = await encounterById(db, encounterId);
-  return row ? classify(row, organizationId, row) : { status: 'absent' };
-}
-
-/**
- * The same, with the encounter's patient and document summaries when it is the caller's, in one
+ * Classifies an encounter ID for the caller: its own, another organization's, demo/training, or
+ * absent. When it is the caller's: with its patient and document summaries, in one
  * statement (the detail route's only read): one row per public document, or one row with no
  * document columns. Patient and documents are joined only within the caller's organization and
  * only for a listable encounter, so another organization's data is never read.
@@ -72,7 +59,7 @@ export async function findEncounterViewAccess(
   const rows = await encounterViewById(db, encounterId, organizationId);
   const first = rows[0];
   if (!first) return { status: 'absent' };
-  const access = classify(first, organizationId, null);
+  const access = classifyEncounter(first, organizationId, null);
   if (access.status !== 'found') return access;
   if (first.p_id === null) throw new Error(`encounter ${first.id} has no patient row`);
   const documents: DocumentSummaryRow[] = [];
@@ -91,7 +78,8 @@ export async function findEncounterViewAccess(
   return { status: 'found', encounter: joinedView(first as JoinedRow, documents) };
 }
 
-function classify<T>(
+/** The access class of an encounter row for the caller; `data` is carried when it is found. */
+export function classifyEncounter<T>(
   row: Pick<EncounterRow, 'organization_id' | 'demo_training'>,
   organizationId: string,
   data: T,
@@ -101,12 +89,22 @@ function classify<T>(
   return { status: 'found', encounter: data };
 }
 
-const encounterById = preparedQuery((db, encounterId: string) =>
-  db.selectFrom('encounters').selectAll().where('id', '=', encounterId),
-);
-
 /** An encounter row with its patient's columns, prefixed `p_`. */
 type JoinedRow = EncounterRow & { [K in keyof PatientRow as `p_${K}`]: PatientRow[K] };
+
+// Prepared reads name every column (preparedQuery refuses `*`): a column added by a later
+// migration must not change the shape of a statement that is already prepared.
+const ENCOUNTER_COLUMNS = [
+  'e.id',
+  'e.organization_id',
+  'e.patient_id',
+  'e.encounter_type',
+  'e.status',
+  'e.date_of_service',
+  'e.created_at',
+  'e.updated_at',
+  'e.demo_training',
+] as const;
 
 const PATIENT_COLUMNS = [
   'p.id as p_id',
@@ -132,7 +130,7 @@ const encounterViewById = preparedQuery((db, encounterId: string, organizationId
         .on('e.organization_id', '=', organizationId)
         .on('e.demo_training', '=', 0),
     )
-    .selectAll('e')
+    .select(ENCOUNTER_COLUMNS)
     .select(PATIENT_COLUMNS)
     .select([
       'd.id as d_id',
@@ -232,7 +230,7 @@ function pageQuery(sort: SortOrder) {
         .selectFrom(pageIds)
         .innerJoin('encounters as e', 'e.id', 'page.id')
         .innerJoin('patients as p', 'p.id', 'e.patient_id')
-        .selectAll('e')
+        .select(ENCOUNTER_COLUMNS)
         .select(PATIENT_COLUMNS)
         .orderBy('e.created_at', sort)
         .orderBy('e.id', sort);

@@ -29,7 +29,7 @@ interface Plan {
   sql: string;
   slots: Slot[];
   /** SQLite only: the statement, prepared on first use outside a transaction, and its row shape. */
-  sqlite?: { statement: SQLite.Statement; toRow: (values: unknown[]) => unknown };
+  sqlite?: { statement: SQLite.Statement; toRow: (values: unknown[]) => unknown; width: number } | undefined;
 }
 
 /** Values that reach SQL as parameters; a sentinel of the same type marks each one. */
@@ -50,8 +50,15 @@ export function preparedQuery<Args extends Arg[], Row>(
     const sqlite = sqliteHandleOf(db);
     if (sqlite !== undefined && !sqlite.inTransaction) {
       plan.sqlite ??= prepareRaw(sqlite, plan.sql);
-      const { statement, toRow } = plan.sqlite;
-      return (statement.all(parameters) as unknown[][]).map(toRow) as Row[];
+      const { statement, toRow, width } = plan.sqlite;
+      const rows = statement.all(parameters) as unknown[][];
+      if (rows.length > 0 && rows[0]!.length !== width) {
+        // Cannot happen with named columns; if it ever does, fail rather than misplace values
+        // (the next call prepares the statement and its row shape afresh).
+        plan.sqlite = undefined;
+        throw new Error('preparedQuery: a statement changed its columns');
+      }
+      return rows.map(toRow) as Row[];
     }
     const pool = pgPoolOf(db);
     if (pool !== undefined) {
@@ -70,6 +77,11 @@ function compilePlan<Args extends Arg[], Row>(
   // A sentinel only has to differ from the query's own constants ('document', 0, …).
   const sentinels = Array.from({ length: arity }, (_, i) => `\u0000prepared-arg-${i}\u0000`);
   const compiled = build(db, ...(sentinels as Args)).compile();
+  // `*` would let a later migration change an already-prepared statement's columns (SQLite
+  // re-prepares it with the new shape; PostgreSQL refuses a cached plan whose result changed).
+  if (/\*\s+from\b|\.\*/i.test(compiled.sql)) {
+    throw new Error('preparedQuery: name every column instead of selecting *');
+  }
   const slots = compiled.parameters.map((value): Slot => {
     const arg = sentinels.indexOf(value as string);
     return arg >= 0 ? { arg } : { value };
@@ -90,5 +102,5 @@ function prepareRaw(sqlite: SQLite.Database, sql: string): NonNullable<Plan['sql
   // Column names come from this module's own compiled SQL, never from a request; quoted anyway.
   const fields = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
   const toRow = new Function('values', `return { ${fields} };`) as (values: unknown[]) => unknown;
-  return { statement, toRow };
+  return { statement, toRow, width: names.length };
 }

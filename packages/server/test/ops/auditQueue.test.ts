@@ -102,6 +102,7 @@ forEachStore('audit queue', (kind) => {
       status: 401,
       reason_code: reason,
       duration_ms: i % 7,
+      encounter_id: `enc_probe_${i}`,
     });
     for (let i = 0; i < 500; i++) queue.push(junk(i, 'malformed_token'));
     for (let i = 500; i < 800; i++)
@@ -109,22 +110,39 @@ forEachStore('audit queue', (kind) => {
     for (let i = 800; i < 810; i++) queue.push(record(i));
     assert.equal(queue.depth, 3 + 10);
     await queue.flush();
-    // A second window starts new rows.
+    // A second window starts new rows; a row for one request keeps that request's IDs.
     for (let i = 810; i < 815; i++) queue.push(junk(i, 'malformed_token'));
+    queue.push(junk(815, 'test_prefix_not_allowed'));
     await queue.close();
     const rows = await store.db
       .selectFrom('audit_log')
-      .select(['request_id', 'route', 'reason_code', 'key_id', 'request_count', 'duration_ms'])
+      .select([
+        'request_id',
+        'route',
+        'reason_code',
+        'key_id',
+        'request_count',
+        'duration_ms',
+        'encounter_id',
+      ])
       .orderBy('id')
       .execute();
     const folded = rows.filter((r) => r.key_id === null);
     assert.deepEqual(
-      folded.map((r) => [r.request_id, r.route, r.reason_code, r.request_count, r.duration_ms]),
+      folded.map((r) => [
+        r.request_id,
+        r.route,
+        r.reason_code,
+        r.request_count,
+        r.duration_ms,
+        r.encounter_id,
+      ]),
       [
-        [record(0).request_id, 'listEncounters', 'malformed_token', 500, 6],
-        [record(500).request_id, 'listEncounters', 'invalid_key', 150, 6],
-        [record(501).request_id, 'getEncounter', 'invalid_key', 150, 6],
-        [record(810).request_id, 'listEncounters', 'malformed_token', 5, 6],
+        [record(0).request_id, 'listEncounters', 'malformed_token', 500, 6, null],
+        [record(500).request_id, 'listEncounters', 'invalid_key', 150, 6, null],
+        [record(501).request_id, 'getEncounter', 'invalid_key', 150, 6, null],
+        [record(810).request_id, 'listEncounters', 'malformed_token', 5, 6, null],
+        [record(815).request_id, 'listEncounters', 'test_prefix_not_allowed', 1, 815 % 7, 'enc_probe_815'],
       ],
     );
     const identified = rows.filter((r) => r.key_id !== null);

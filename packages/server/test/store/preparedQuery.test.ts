@@ -44,6 +44,13 @@ forEachStore('prepared queries', (kind) => {
     assert.deepEqual(await organizationById(store.db, 'org_none'), []);
   });
 
+  test('error: a query selecting * is refused, so no migration can reshape a prepared statement', async () => {
+    const everything = preparedQuery((db, id: string) =>
+      db.selectFrom('organizations').selectAll().where('id', '=', id),
+    );
+    await assert.rejects(everything(store.db, 'org_p1'), /name every column/);
+  });
+
   test('security: a read started while a transaction holds the connection never sees its uncommitted rows', async () => {
     let read: Promise<unknown[]> | undefined;
     await assert.rejects(
