@@ -68,7 +68,7 @@ forEachStore('eds demo', (kind) => {
     assert.equal(keys.length, 2, 'one new key per run, nothing else added');
   });
 
-  test('the planner has statistics for the loaded tables afterwards (no stale plans after a bulk load)', async () => {
+  test('the planner has statistics for the loaded tables afterwards, and PostgreSQL has vacuumed them (no stale plans or heap visits after a bulk load)', async () => {
     const db = a.services.store.db;
     if (kind === 'postgres') {
       const { rows } = await sql<{ relname: string }>`
@@ -77,6 +77,10 @@ forEachStore('eds demo', (kind) => {
       );
       const analyzed = rows.map((r) => r.relname);
       for (const table of ['encounters', 'patients', 'documents']) assert.ok(analyzed.includes(table), table);
+      // Vacuumed too: pages marked all-visible, so index-only scans need not visit the table.
+      const { rows: visibility } = await sql<{ relname: string; relallvisible: number }>`
+        SELECT relname, relallvisible FROM pg_class WHERE relname IN ('encounters', 'documents')`.execute(db);
+      for (const row of visibility) assert.ok(row.relallvisible > 0, `${row.relname} all-visible pages`);
     } else {
       const { rows } = await sql<{ tbl: string }>`SELECT DISTINCT tbl FROM sqlite_stat1`.execute(db);
       assert.ok(rows.map((r) => r.tbl).includes('encounters'));
