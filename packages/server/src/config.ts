@@ -45,6 +45,8 @@ export interface Config {
   readonly logLevel: string;
   readonly secrets: {
     readonly keyDigest: string;
+    /** The former digest secret while keys are moved to the current one (issue 18, rotation). */
+    readonly keyDigestPrevious: string | undefined;
     readonly mediaSigning: string;
     /** Where the secrets came from; printed by `eds` so an operator knows. */
     readonly source: 'environment' | 'generated-file';
@@ -105,7 +107,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const publicBaseUrl = trimSlash(read.url('EDS_PUBLIC_BASE_URL') ?? `http://${urlHost}:${port}`);
   const mediaBaseUrl = trimSlash(read.url('EDS_MEDIA_BASE_URL') ?? `http://${urlHost}:${mediaPort}`);
 
-  const secrets = loadSecrets(read, production, dataDir);
+  const baseSecrets = loadSecrets(read, production, dataDir);
+  // Rotation of the key digest secret (issue 18): read after the current one, to compare.
+  const secrets: Config['secrets'] = {
+    ...baseSecrets,
+    keyDigestPrevious: loadPreviousDigestSecret(read, baseSecrets.keyDigest),
+  };
   const linkTtlSeconds = read.int('EDS_MEDIA_LINK_TTL_SECONDS', 300, 1, 3600);
 
   const config: Config = {
@@ -206,7 +213,11 @@ const SECRET_NAMES = {
  * development deployment without them makes its own once and keeps them beside the database so
  * keys stay valid across restarts; production refuses to start and names what is missing.
  */
-function loadSecrets(read: EnvReader, production: boolean, dataDir: string): Config['secrets'] {
+function loadSecrets(
+  read: EnvReader,
+  production: boolean,
+  dataDir: string,
+): Omit<Config['secrets'], 'keyDigestPrevious'> {
   const given = {
     keyDigest: read.secret(SECRET_NAMES.keyDigest),
     mediaSigning: read.secret(SECRET_NAMES.mediaSigning),
@@ -234,6 +245,21 @@ function loadSecrets(read: EnvReader, production: boolean, dataDir: string): Con
     chmodSync(file, 0o600);
   }
   return { ...merged, source: 'generated-file' };
+}
+
+const PREVIOUS_DIGEST_SECRET = 'EDS_KEY_DIGEST_SECRET_PREVIOUS';
+
+/** The former key digest secret; equal to the current one would be a rotation that is not. */
+function loadPreviousDigestSecret(read: EnvReader, current: string): string | undefined {
+  const previous = read.secret(PREVIOUS_DIGEST_SECRET);
+  if (previous !== undefined && previous === current) {
+    read.fail(
+      PREVIOUS_DIGEST_SECRET,
+      `equals ${SECRET_NAMES.keyDigest}; set it to the former secret, or unset it when no rotation is under way`,
+    );
+    return undefined;
+  }
+  return previous;
 }
 
 function trimSlash(url: string): string {

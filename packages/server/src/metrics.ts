@@ -4,11 +4,18 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** Values read from the store when scraped; set by whoever owns the store (services.ts). */
+export interface MetricSources {
+  keysOffCurrentDigestSecret?: () => Promise<number>;
+}
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'eds_' });
+  const sources: MetricSources = {};
   return {
     registry,
+    sources,
     httpDuration: new Histogram({
       name: 'eds_http_request_duration_seconds',
       help: 'HTTP request latency by route and status.',
@@ -27,6 +34,19 @@ export function createMetrics() {
       help: 'API key verifications by cache outcome (hit, miss).',
       labelNames: ['outcome'] as const,
       registers: [registry],
+    }),
+    keyRedigests: new Counter({
+      name: 'eds_api_key_redigests_total',
+      help: 'Keys moved from the previous digest secret to the current one on use.',
+      registers: [registry],
+    }),
+    keysOffCurrentDigestSecret: new Gauge({
+      name: 'eds_api_keys_off_current_digest_secret',
+      help: 'Usable keys not yet known to be on the current digest secret (0: the previous one can go).',
+      registers: [registry],
+      async collect() {
+        if (sources.keysOffCurrentDigestSecret) this.set(await sources.keysOffCurrentDigestSecret());
+      },
     }),
     auditQueueDepth: new Gauge({
       name: 'eds_audit_queue_depth',

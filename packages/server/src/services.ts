@@ -2,12 +2,13 @@
  * The long-lived parts of a process, built once from the configuration and handed to the HTTP
  * app, the CLI commands and the webhook worker alike.
  */
-import { type DigestKeyProvider, staticDigestKey } from './auth/digest.js';
+import { type DigestKeyProvider, digestSecretId, staticDigestKey } from './auth/digest.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMediaStorage } from './media/index.js';
 import type { MediaStorage } from './media/storage.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { countKeysOffCurrentSecret } from './store/apiKeys.js';
 import { openStore, type Store } from './store/database.js';
 
 export type Clock = () => number;
@@ -35,14 +36,19 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const store = overrides.store ?? openStore(config.database);
   const clock = overrides.clock ?? Date.now;
   const media = overrides.media ?? createMediaStorage(config, clock);
+  const digestKey =
+    overrides.digestKey ?? staticDigestKey(config.secrets.keyDigest, config.secrets.keyDigestPrevious);
+  const metrics = createMetrics();
+  metrics.sources.keysOffCurrentDigestSecret = () =>
+    countKeysOffCurrentSecret(store.db, digestSecretId(digestKey.current()), clock());
   return {
     config,
     store,
     media,
-    digestKey: overrides.digestKey ?? staticDigestKey(config.secrets.keyDigest),
+    digestKey,
     logger: overrides.logger ?? createLogger(config.logLevel),
     clock,
-    metrics: createMetrics(),
+    metrics,
     async close() {
       await media.close?.();
       await store.close();

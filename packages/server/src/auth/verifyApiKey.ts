@@ -9,9 +9,9 @@
 import type { Config } from '../config.js';
 import { ApiError } from '../domain/errors.js';
 import type { Metrics } from '../metrics.js';
-import { findKeyByDigest } from '../store/apiKeys.js';
+import { findKeyByDigest, redigestApiKey, stampDigestSecret } from '../store/apiKeys.js';
 import type { Store } from '../store/database.js';
-import { type DigestKeyProvider, digestToken } from './digest.js';
+import { type DigestKeyProvider, digestSecretId, digestToken } from './digest.js';
 import type { KeyCache, KeyRecord } from './keyCache.js';
 import { isWellFormedToken, tokenEnvironment } from './token.js';
 
@@ -71,26 +71,87 @@ export async function verifyApiKey(
   return { keyId: key.id, organizationId: organization.id, record };
 }
 
+const UNAVAILABLE = 'Key verification is temporarily unavailable.';
+
 async function lookup(deps: VerifyDeps, token: string): Promise<KeyRecord | null> {
+  let secret: string;
   let digest: string;
   try {
-    digest = digestToken(token, deps.digestKey.current());
+    secret = deps.digestKey.current();
+    digest = digestToken(token, secret);
   } catch {
-    throw new ApiError('digest_key_unavailable', 'Key verification is temporarily unavailable.');
+    throw new ApiError('digest_key_unavailable', UNAVAILABLE);
   }
   const now = deps.clock();
   const cached = deps.cache.get(digest, now);
   if (cached !== undefined) {
     deps.metrics?.keyCache.inc({ outcome: 'hit' });
-    return cached;
+    if (cached !== null) return cached;
+    return lookupPrevious(deps, token, { secret, digest }, now);
   }
   deps.metrics?.keyCache.inc({ outcome: 'miss' });
-  let found: KeyRecord | undefined;
-  try {
-    found = await findKeyByDigest(deps.store.db, digest);
-  } catch {
-    throw new ApiError('digest_key_unavailable', 'Key verification is temporarily unavailable.');
+  const found = await storeRead(deps, digest);
+  if (!found) {
+    deps.cache.set(digest, null, now);
+    return lookupPrevious(deps, token, { secret, digest }, now);
   }
-  deps.cache.set(digest, found ?? null, now);
-  return found ?? null;
+  const record = { key: found.key, organization: found.organization };
+  const secretId = digestSecretId(secret);
+  if (found.key.digestSecretId !== secretId) {
+    // Stored before fingerprints were recorded: note that it is on the current secret, once.
+    await storeWrite(() => stampDigestSecret(deps.store.db, found.key.id, digest, secretId));
+    record.key = { ...found.key, digestSecretId: secretId };
+  }
+  deps.cache.set(digest, record, now);
+  return record;
+}
+
+/**
+ * Only for a digest the current secret does not know, and only while a previous secret is
+ * configured: the key is looked up by both digests in one read (another process may be
+ * re-digesting it at this moment), and one found by the previous digest is moved to the current.
+ */
+async function lookupPrevious(
+  deps: VerifyDeps,
+  token: string,
+  current: { secret: string; digest: string },
+  now: number,
+): Promise<KeyRecord | null> {
+  const previousSecret = deps.digestKey.previous();
+  if (previousSecret === undefined) return null;
+  const previousDigest = digestToken(token, previousSecret);
+  if (deps.cache.get(previousDigest, now) === null) return null;
+  const found = await storeRead(deps, [current.digest, previousDigest]);
+  if (!found) {
+    deps.cache.set(previousDigest, null, now);
+    return null;
+  }
+  const secretId = digestSecretId(current.secret);
+  if (found.digest === previousDigest) {
+    await storeWrite(() =>
+      redigestApiKey(deps.store.db, found.key.id, previousDigest, { digest: current.digest, secretId }),
+    );
+    deps.metrics?.keyRedigests.inc();
+  }
+  const record = { key: { ...found.key, digestSecretId: secretId }, organization: found.organization };
+  deps.cache.set(current.digest, record, now);
+  deps.cache.set(previousDigest, null, now);
+  return record;
+}
+
+async function storeRead(deps: VerifyDeps, digests: string | readonly string[]) {
+  try {
+    return await findKeyByDigest(deps.store.db, digests);
+  } catch {
+    throw new ApiError('digest_key_unavailable', UNAVAILABLE);
+  }
+}
+
+/** The key verified either way; a bookkeeping write that fails is simply tried on a later miss. */
+async function storeWrite(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch {
+    // Nothing to do: the answer does not depend on it.
+  }
 }

@@ -1,13 +1,21 @@
-/** `eds key create|revoke|disable|enable|list`: API keys. The token is printed once, at creation. */
+/** `eds key create|roll|revoke|disable|enable|list`: API keys. A token is printed once, when minted. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { SCOPES } from '../contract/routes.js';
-import { changeApiKeyState, describeApiKey, mintApiKey, parseScopes } from '../domain/apiKeys.js';
+import { digestSecretId } from '../auth/digest.js';
+import {
+  changeApiKeyState,
+  DEFAULT_ROLL_GRACE_SECONDS,
+  describeApiKey,
+  mintApiKey,
+  parseScopes,
+  rollApiKey,
+} from '../domain/apiKeys.js';
 import { OperatorError } from '../domain/errors.js';
-import { listApiKeys } from '../store/apiKeys.js';
+import { countKeysOffCurrentSecret, listApiKeys } from '../store/apiKeys.js';
 import { getOrganization } from '../store/organizations.js';
 import type { ApiKeyKind, ApiKeyState } from '../store/schema.js';
 import { toIso } from '../time.js';
-import { parseInstant, parseList } from './optionParsers.js';
+import { parseGraceSeconds, parseInstant, parseList } from './optionParsers.js';
 import { note } from './output.js';
 import type { runCommand } from './runCommand.js';
 
@@ -78,6 +86,40 @@ export function registerKeyCommands(program: Command, run: typeof runCommand): v
       }),
     );
 
+  key
+    .command('roll')
+    .description(
+      'a successor key (same organization, kind, scopes and expiry), its token printed this once; the old key works until the grace ends',
+    )
+    .argument('<id>', 'key id')
+    .option(
+      '--grace <seconds>',
+      'how long the old key keeps working (0: stops at once)',
+      parseGraceSeconds,
+      DEFAULT_ROLL_GRACE_SECONDS,
+    )
+    .action((id: string, opts: { grace: number }) =>
+      run(async ({ services }) => {
+        const { old, successor, token } = await rollApiKey(
+          services.store.db,
+          services.digestKey,
+          { id, graceSeconds: opts.grace, createdBy: 'cli' },
+          services.clock(),
+        );
+        return {
+          key_id: successor.id,
+          token,
+          organization_id: successor.organizationId,
+          scopes: successor.scopes,
+          kind: successor.kind,
+          expires_at: successor.expiresAt === null ? null : toIso(successor.expiresAt),
+          environment: successor.environment,
+          rolled_from: old.id,
+          old_key_expires_at: toIso(old.expiresAt as number),
+        };
+      }),
+    );
+
   const stateCommand = (name: string, to: ApiKeyState, description: string) =>
     key
       .command(name)
@@ -102,7 +144,17 @@ export function registerKeyCommands(program: Command, run: typeof runCommand): v
         if (!(await getOrganization(db, opts.org))) {
           throw new OperatorError(`organization ${opts.org} does not exist`);
         }
-        return { keys: (await listApiKeys(db, opts.org)).map(describeApiKey) };
+        const secretId = digestSecretId(services.digestKey.current());
+        const keys = (await listApiKeys(db, opts.org)).map((k) => describeApiKey(k, secretId));
+        return {
+          keys,
+          digest_secret: {
+            previous_configured: services.digestKey.previous() !== undefined,
+            // Usable keys of this organization not yet seen on the current secret; at 0
+            // (deployment-wide: the metric) the previous secret can be dropped.
+            keys_off_current: await countKeysOffCurrentSecret(db, secretId, services.clock(), opts.org),
+          },
+        };
       }),
     );
 }

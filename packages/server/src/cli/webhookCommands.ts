@@ -3,6 +3,7 @@
  * delivery tools (list, redeliver, recover). Signing secrets and key tokens are printed once, by
  * the command that makes them; nothing else ever prints them.
  */
+import { userInfo } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FOLLOW_UP_ROUTES } from '../contract/routes.js';
 import type { CorrelationStatus, DeliveryStatus } from '../store/schema.js';
@@ -12,13 +13,14 @@ import {
   CORRELATION_STATUSES,
   changeEndpoint,
   createSubscription,
+  DEFAULT_SECRET_GRACE_SECONDS,
   describeSubscription,
   listSubscriptionViews,
   revokeReadiness,
   rotateSigningSecret,
   setCorrelationStatus,
 } from '../webhooks/subscriptions.js';
-import { parseInstant, parseList, parseWholeNumber } from './optionParsers.js';
+import { parseGraceSeconds, parseInstant, parseList, parseWholeNumber } from './optionParsers.js';
 import { note } from './output.js';
 import type { runCommand } from './runCommand.js';
 
@@ -38,6 +40,15 @@ function parseCorrelation(text: string): CorrelationStatus {
 function parseDeliveryStatus(text: string): DeliveryStatus {
   if ((DELIVERY_STATUSES as readonly string[]).includes(text)) return text as DeliveryStatus;
   throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUSES.join(', ')}.`);
+}
+
+/** Who ran the command, when `--by` does not say: the operating-system account. */
+function operatorName(): string {
+  try {
+    return `os-user:${userInfo().username}`;
+  } catch {
+    return 'cli';
+  }
 }
 
 export function registerWebhookCommands(program: Command, run: typeof runCommand): void {
@@ -79,9 +90,22 @@ export function registerWebhookCommands(program: Command, run: typeof runCommand
 
   webhook
     .command('rotate-secret')
-    .description('a new signing secret, printed this once (a new revision: activate it again)')
+    .description(
+      'a new signing secret, printed this once; the current one keeps signing until the grace ends (delivery never stops)',
+    )
     .argument('<id>', 'subscription id')
-    .action((id: string) => run(async ({ services }) => rotateSigningSecret(services, id)));
+    .option(
+      '--grace <seconds>',
+      'how long the current secret keeps signing (0: the new one signs at once)',
+      parseGraceSeconds,
+      DEFAULT_SECRET_GRACE_SECONDS,
+    )
+    .option('--by <name>', 'who rotated it (recorded); default: the operating-system user')
+    .action((id: string, opts: { grace: number; by?: string }) =>
+      run(async ({ services }) =>
+        rotateSigningSecret(services, id, { graceSeconds: opts.grace, by: opts.by ?? operatorName() }),
+      ),
+    );
 
   webhook
     .command('activate')

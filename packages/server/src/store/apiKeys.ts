@@ -16,6 +16,11 @@ export interface ApiKey {
   updatedAt: number;
   lastUsedAt: number | null;
   createdBy: string;
+  /** Set once the key is rolled: its replacement; the grace deadline is `expiresAt`. */
+  successorId: string | null;
+  predecessorId: string | null;
+  /** Fingerprint of the digest secret its stored digest was made with; null: not yet known. */
+  digestSecretId: string | null;
 }
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
@@ -31,6 +36,9 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     updatedAt: row.updated_at,
     lastUsedAt: row.last_used_at,
     createdBy: row.created_by,
+    successorId: row.successor_id,
+    predecessorId: row.predecessor_id,
+    digestSecretId: row.digest_secret_id,
   };
 }
 
@@ -50,15 +58,23 @@ export async function insertApiKey(db: Db, key: ApiKey, digest: string): Promise
       updated_at: key.updatedAt,
       last_used_at: key.lastUsedAt,
       created_by: key.createdBy,
+      successor_id: key.successorId,
+      predecessor_id: key.predecessorId,
+      digest_secret_id: key.digestSecretId,
     })
     .execute();
 }
 
-/** The one lookup authentication makes: the key by digest, with its organization. */
+/**
+ * The one lookup authentication makes: the key by digest, with its organization. During a
+ * digest-secret rotation an unknown current digest is looked up again together with the previous
+ * one (both in one statement, so a concurrent re-digest cannot slip between two reads); `digest`
+ * is the stored digest that matched.
+ */
 export async function findKeyByDigest(
   db: Db,
-  digest: string,
-): Promise<{ key: ApiKey; organization: Organization } | undefined> {
+  digests: string | readonly string[],
+): Promise<{ key: ApiKey; organization: Organization; digest: string } | undefined> {
   const row = await db
     .selectFrom('api_keys as k')
     .innerJoin('organizations as o', 'o.id', 'k.organization_id')
@@ -71,10 +87,12 @@ export async function findKeyByDigest(
       'o.created_at as org_created_at',
       'o.updated_at as org_updated_at',
     ])
-    .where('k.digest', '=', digest)
+    .$if(typeof digests === 'string', (q) => q.where('k.digest', '=', digests as string))
+    .$if(typeof digests !== 'string', (q) => q.where('k.digest', 'in', [...digests]))
     .executeTakeFirst();
   if (!row) return undefined;
   return {
+    digest: row.digest,
     key: toApiKey(row),
     organization: toOrganization({
       id: row.organization_id,
@@ -108,6 +126,81 @@ export async function setApiKeyState(db: Db, id: string, state: ApiKeyState, now
   await inTransaction(db, async (tx) => {
     await tx.updateTable('api_keys').set({ state, updated_at: now }).where('id', '=', id).execute();
     await notifyAuthChanged(tx);
+  });
+}
+
+/**
+ * Moves a key's stored digest to the current secret, only if it still holds `from`: two processes
+ * doing it at once both succeed in effect, and neither can overwrite a later change.
+ */
+export async function redigestApiKey(
+  db: Db,
+  id: string,
+  from: string,
+  to: { digest: string; secretId: string },
+): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ digest: to.digest, digest_secret_id: to.secretId })
+    .where('id', '=', id)
+    .where('digest', '=', from)
+    .execute();
+}
+
+/** Records which secret made a key's digest, for keys stored before that was recorded. */
+export async function stampDigestSecret(db: Db, id: string, digest: string, secretId: string): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ digest_secret_id: secretId })
+    .where('id', '=', id)
+    .where('digest', '=', digest)
+    .execute();
+}
+
+/**
+ * Keys that may still depend on a digest secret other than `currentSecretId`: usable ones (not
+ * revoked, not expired) whose digest is not known to be the current secret's.
+ */
+export async function countKeysOffCurrentSecret(
+  db: Db,
+  currentSecretId: string,
+  now: number,
+  organizationId?: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('state', '!=', 'revoked')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .where((eb) => eb.or([eb('digest_secret_id', 'is', null), eb('digest_secret_id', '!=', currentSecretId)]))
+    .$if(organizationId !== undefined, (q) => q.where('organization_id', '=', organizationId as string))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Rolls a key: inserts the successor and marks the old key rolled, with its grace deadline as
+ * its expiry, in one transaction. The update holds only while the old key is still active and
+ * not rolled, so two rolls at once cannot both succeed (the loser's successor is rolled back).
+ */
+export async function insertRolledKey(
+  db: Db,
+  old: { id: string; deadline: number; now: number },
+  successor: ApiKey,
+  digest: string,
+): Promise<boolean> {
+  return inTransaction(db, async (tx) => {
+    const result = await tx
+      .updateTable('api_keys')
+      .set({ successor_id: successor.id, expires_at: old.deadline, updated_at: old.now })
+      .where('id', '=', old.id)
+      .where('state', '=', 'active')
+      .where('successor_id', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    await insertApiKey(tx, successor, digest);
+    await notifyAuthChanged(tx);
+    return true;
   });
 }
 

@@ -37,6 +37,12 @@ export interface ApiKeysTable {
   last_used_at: number | null;
   /** What minted it: `cli`, `demo`, or `webhook:<subscription id>`. */
   created_by: string;
+  /** Set on a rolled key: the key that replaces it (its grace deadline is `expires_at`). */
+  successor_id: string | null;
+  /** Set on a successor: the key it was rolled from. */
+  predecessor_id: string | null;
+  /** Fingerprint of the digest secret that made `digest` (auth/digest.ts); NULL: not yet known. */
+  digest_secret_id: string | null;
 }
 
 export interface PatientsTable {
@@ -151,6 +157,20 @@ export interface WebhookSubscriptionsTable {
   correlation_updated_at: number;
   created_at: number;
   updated_at: number;
+  /** During a secret rotation's grace: the former secret, encrypted like `secret_ciphertext`. */
+  previous_secret_ciphertext: string | null;
+  /** From this time `secret_ciphertext` signs; before it, `previous_secret_ciphertext`. */
+  secret_switch_at: number | null;
+}
+
+/** One signing-secret rotation: who, when, and when the new secret starts signing. */
+export interface WebhookSecretRotationsTable {
+  id: string;
+  subscription_id: string;
+  rotated_by: string;
+  rotated_at: number;
+  grace_seconds: number;
+  switch_at: number;
 }
 
 /** One activation: readiness and provenance, recorded atomically with the active revision. */
@@ -223,6 +243,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_activations: WebhookActivationsTable;
+  webhook_secret_rotations: WebhookSecretRotationsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
 }
@@ -238,5 +259,6 @@ export type AuditInsert = Insertable<AuditLogTable>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type WebhookActivationRow = Selectable<WebhookActivationsTable>;
+export type WebhookSecretRotationRow = Selectable<WebhookSecretRotationsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

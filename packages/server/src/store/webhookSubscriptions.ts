@@ -4,6 +4,8 @@ import type {
   Database,
   WebhookActivationRow,
   WebhookActivationsTable,
+  WebhookSecretRotationRow,
+  WebhookSecretRotationsTable,
   WebhookSubscriptionRow,
   WebhookSubscriptionsTable,
 } from './schema.js';
@@ -77,5 +79,43 @@ export async function markActivationRevoked(db: Tx, id: string, now: number): Pr
     .set({ revoked_at: now })
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/**
+ * Replaces the signing secret only if it is still the one `row` holds, so two rotations at once
+ * cannot both take effect (the later one sees no row and changes nothing).
+ */
+export async function replaceSigningSecret(
+  db: Tx,
+  row: WebhookSubscriptionRow,
+  set: Pick<
+    Updateable<WebhookSubscriptionsTable>,
+    'secret_ciphertext' | 'previous_secret_ciphertext' | 'secret_switch_at' | 'updated_at'
+  >,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_subscriptions')
+    .set(set)
+    .where('id', '=', row.id)
+    .where('secret_ciphertext', '=', row.secret_ciphertext)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function insertSecretRotation(
+  db: Tx,
+  row: Insertable<WebhookSecretRotationsTable>,
+): Promise<void> {
+  await db.insertInto('webhook_secret_rotations').values(row).execute();
+}
+
+export async function listSecretRotations(db: Tx, subscriptionId: string): Promise<WebhookSecretRotationRow[]> {
+  return db
+    .selectFrom('webhook_secret_rotations')
+    .selectAll()
+    .where('subscription_id', '=', subscriptionId)
+    .orderBy('rotated_at')
+    .orderBy('id')
     .execute();
 }

@@ -17,7 +17,12 @@ import type { Services } from '../services.js';
 import { setApiKeyState } from '../store/apiKeys.js';
 import { notifyAuthChanged } from '../store/authChanges.js';
 import { getOrganization } from '../store/organizations.js';
-import type { CorrelationStatus, WebhookActivationRow, WebhookSubscriptionRow } from '../store/schema.js';
+import type {
+  CorrelationStatus,
+  WebhookActivationRow,
+  WebhookSecretRotationRow,
+  WebhookSubscriptionRow,
+} from '../store/schema.js';
 import { cancelOpenDeliveries } from '../store/webhookDeliveries.js';
 import {
   getActivation,
@@ -26,12 +31,16 @@ import {
   insertSubscription,
   isSubscriptionEligible,
   listSubscriptions,
+  insertSecretRotation,
+  listSecretRotations,
   markActivationRevoked,
+  replaceSigningSecret,
   updateSubscription,
 } from '../store/webhookSubscriptions.js';
 import { toIso } from '../time.js';
 import { endpointOrigin, endpointUrlProblem } from './endpointUrl.js';
-import { decryptSigningSecret, encryptSigningSecret, generateSigningSecret } from './secrets.js';
+import { encryptSigningSecret, generateSigningSecret } from './secrets.js';
+import { openSigningSecret, previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
 import { announceDeliveryWork } from './wake.js';
 
 export type WebhookAdmin = Pick<Services, 'store' | 'config' | 'digestKey' | 'clock'>;
@@ -103,21 +112,58 @@ export async function changeEndpoint(admin: WebhookAdmin, id: string, url: strin
   return describeSubscription(admin, id);
 }
 
-/** A new signing secret, printed this once; a new revision, so it needs activating. */
-export async function rotateSigningSecret(admin: WebhookAdmin, id: string) {
+/** Default grace of `eds webhook rotate-secret` (decisions.md, Rotation). */
+export const DEFAULT_SECRET_GRACE_SECONDS = 86_400;
+
+export interface RotateSecretInput {
+  graceSeconds: number;
+  /** Who rotated it, recorded with the subscription's provenance. */
+  by: string;
+}
+
+/**
+ * A new signing secret, printed this once. Not a new revision: delivery goes on without a new
+ * activation, and events finalized meanwhile get deliveries as before. The secret signing now
+ * keeps signing until the grace ends, then the new one (grace 0: at once, for a leaked secret).
+ * Rotating again during a grace keeps the secret that signs at that moment as the former one.
+ */
+export async function rotateSigningSecret(admin: WebhookAdmin, id: string, input: RotateSecretInput) {
+  if (!Number.isSafeInteger(input.graceSeconds) || input.graceSeconds < 0) {
+    throw new OperatorError('--grace must be a whole number of seconds, 0 or more');
+  }
+  const by = input.by.trim();
+  if (by === '') throw new OperatorError('--by must name who rotated the secret');
   const secret = generateSigningSecret();
   const db = admin.store.db;
-  const revision = await db.transaction().execute(async (tx) => {
+  const now = admin.clock();
+  const switchAt = now + input.graceSeconds * 1000;
+  await db.transaction().execute(async (tx) => {
     const row = await getSubscription(tx, id);
     if (!row) throw new OperatorError(`webhook subscription ${id} does not exist`);
-    await updateSubscription(tx, id, {
+    const graced = input.graceSeconds > 0;
+    const changed = await replaceSigningSecret(tx, row, {
       secret_ciphertext: encryptSigningSecret(secret, id, admin.config.secrets.keyDigest),
-      revision: row.revision + 1,
-      updated_at: admin.clock(),
+      previous_secret_ciphertext: graced ? signingCiphertextAt(row, now) : null,
+      secret_switch_at: graced ? switchAt : null,
+      updated_at: now,
     });
-    return row.revision + 1;
+    if (!changed) throw new OperatorError(`webhook subscription ${id} changed meanwhile; nothing was rotated`);
+    await insertSecretRotation(tx, {
+      id: `whr_${randomBase62(22)}`,
+      subscription_id: id,
+      rotated_by: by,
+      rotated_at: now,
+      grace_seconds: input.graceSeconds,
+      switch_at: switchAt,
+    });
   });
-  return { subscription_id: id, signing_secret: secret, revision, activated: false };
+  return {
+    subscription_id: id,
+    signing_secret: secret,
+    rotated_by: by,
+    rotated_at: toIso(now),
+    new_secret_signs_from: toIso(switchAt),
+  };
 }
 
 export async function setCorrelationStatus(admin: WebhookAdmin, id: string, status: CorrelationStatus) {
@@ -177,7 +223,7 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
     checkUrl(admin, sub.url);
     // Signing setup: the stored secret must decrypt with this deployment's secret.
     try {
-      decryptSigningSecret(sub.secret_ciphertext, sub.id, config.secrets.keyDigest);
+      openSigningSecret(signingCiphertextAt(sub, admin.clock()), sub.id, config.secrets);
     } catch {
       throw new OperatorError(
         'the signing secret cannot be decrypted with the configured EDS_KEY_DIGEST_SECRET; rotate it first',
@@ -298,7 +344,27 @@ function describeActivation(row: WebhookActivationRow) {
 export async function describeSubscription(admin: WebhookAdmin, id: string) {
   const row = await requireSubscription(admin, id);
   const activation = row.activation_id ? await getActivation(admin.store.db, row.activation_id) : undefined;
-  return toView(admin, row, activation);
+  const rotations = await listSecretRotations(admin.store.db, row.id);
+  return { ...toView(admin, row, activation), secret_rotations: rotations.map(describeRotation) };
+}
+
+function describeRotation(row: WebhookSecretRotationRow) {
+  return {
+    rotated_by: row.rotated_by,
+    rotated_at: toIso(row.rotated_at),
+    grace_seconds: row.grace_seconds,
+    new_secret_signs_from: toIso(row.switch_at),
+  };
+}
+
+/** Which secret signs now and when that changes; never the secrets themselves. */
+function describeSigning(row: WebhookSubscriptionRow, now: number) {
+  const graced = previousSecretSigns(row, now);
+  return {
+    signing_secret: graced ? ('previous' as const) : ('current' as const),
+    /** While the previous secret signs: when the current (newest) one takes over. */
+    previous_signs_until: graced ? toIso(row.secret_switch_at as number) : null,
+  };
 }
 
 function toView(
@@ -320,6 +386,7 @@ function toView(
     correlation_updated_at: toIso(row.correlation_updated_at),
     /** Whether an event written now would be delivered (every gate, the deployment's included). */
     delivering: admin.config.webhooks.enabled && isSubscriptionEligible(row),
+    signing: describeSigning(row, admin.clock()),
     activation: activation ? describeActivation(activation) : null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),

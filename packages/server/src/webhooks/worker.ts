@@ -28,9 +28,9 @@ import { createEgressAgent } from './egress.js';
 import { endpointOrigin, endpointUrlProblem } from './endpointUrl.js';
 import { KeyedLimiter } from './limiter.js';
 import { honorsRetryAfter, nextRetryDelayMs, parseRetryAfter } from './schedule.js';
-import { decryptSigningSecret } from './secrets.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
 import { signedHeaders } from './signer.js';
+import { openSigningSecret, signingCiphertextAt } from './signingSecret.js';
 import { SubscriptionCheck } from './subscriptionCheck.js';
 import { onDeliveryWork, watchDeliveryWork } from './wake.js';
 
@@ -232,7 +232,8 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     if (urlProblem) return { result: localFailure(urlProblem.problem), startedAt };
     let secret: string;
     try {
-      secret = decryptSigningSecret(sub.secret_ciphertext, sub.id, config.secrets.keyDigest);
+      // The secret that signs at this attempt's own timestamp (a rotation's grace may end any time).
+      secret = openSigningSecret(signingCiphertextAt(sub, startedAt), sub.id, config.secrets);
     } catch {
       log.error({ subscription_id: sub.id }, 'signing secret cannot be decrypted (digest secret changed?)');
       return { result: localFailure('secret_unavailable'), startedAt };
