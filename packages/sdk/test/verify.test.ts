@@ -255,3 +255,31 @@ describe('verifyWebhook: rejected deliveries name the failed step', () => {
     assert.throws(() => verify({ secret: '' }), TypeError);
   });
 });
+
+describe('verifyWebhook during a secret rotation (a list of secrets)', () => {
+  const NEW_SECRET = 'whsec_NewSecretAfterRotation0123456789abcdefgh';
+
+  it('accepts a delivery signed with the old secret when given [new, old]', () => {
+    const verified = verify({ secret: [NEW_SECRET, SECRET] });
+    assert.equal(verified.eventId, 'evt_test');
+  });
+
+  it('accepts a delivery signed with the new secret when given [new, old]', () => {
+    const signature = `v1=${hmac(NEW_SECRET, TIMESTAMP, BODY)}`;
+    const verified = verify({ secret: [NEW_SECRET, SECRET], headers: headers({ 'eds-signature': signature }) });
+    assert.equal(verified.deliveryId, 'dlv_test');
+  });
+
+  it('rejects a delivery that none of the listed secrets signed', () => {
+    rejects('signature_mismatch', { secret: [NEW_SECRET, 'whsec_someOtherSecret'] });
+  });
+
+  it('accepts a one-element list like the plain string', () => {
+    assert.equal(verify({ secret: [SECRET] }).eventId, 'evt_test');
+  });
+
+  it('refuses an empty list or an empty secret in the list', () => {
+    assert.throws(() => verify({ secret: [] }), TypeError);
+    assert.throws(() => verify({ secret: [NEW_SECRET, ''] }), TypeError);
+  });
+});

@@ -4,9 +4,9 @@
  *  2. reject a missing or non-decimal timestamp;
  *  3. reject a timestamp more than the tolerance (300 s) from our clock, past or future;
  *  4. signed input = timestamp + "." + raw body bytes, exactly as received;
- *  5. HMAC-SHA256 over it with the signing secret;
+ *  5. HMAC-SHA256 over it with the signing secret (each secret, during a rotation);
  *  6. parse the signature header, where only `v1=` is supported;
- *  7. compare in constant time;
+ *  7. compare in constant time (every secret against every v1 signature, no early exit);
  *  8. only then parse JSON;
  *  9. require Event-Id == body.id;
  * 10. require Webhook-Version == body.api_version.
@@ -29,8 +29,11 @@ export interface VerifyWebhookOptions {
   /** The body exactly as received: a Buffer/Uint8Array, or a string decoded from it losslessly. */
   rawBody: RawBody;
   headers: HeadersLike;
-  /** The endpoint's signing secret, exactly as printed at creation. */
-  secret: string;
+  /**
+   * The endpoint's signing secret, exactly as printed. During a rotation, a list: the new secret
+   * and the old one; the delivery is accepted when any of them signed it.
+   */
+  secret: string | readonly string[];
   /** Largest distance between the timestamp and our clock, either way. Default 300. */
   toleranceSeconds?: number;
   /** Our clock: a Date or epoch milliseconds (as Date.now()). Default: now. */
@@ -97,8 +100,12 @@ export function verifyWebhook(options: VerifyWebhookOptions): VerifiedWebhook {
     );
   }
 
-  // Steps 4 and 5: HMAC over `${timestamp}.` + the raw body bytes.
-  const expected = computeSignature(options.secret, timestamp, rawBody);
+  // Steps 4 and 5: HMAC over `${timestamp}.` + the raw body bytes, with each secret.
+  const secrets = typeof options.secret === 'string' ? [options.secret] : [...options.secret];
+  if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
+    throw new TypeError('verifyWebhook: secret must be a non-empty string or a list of them');
+  }
+  const expected = secrets.map((secret) => computeSignature(secret, timestamp, rawBody));
 
   // Step 6: only v1 signatures count; several may be present (space or comma separated).
   const candidates = signatureHeader
@@ -112,10 +119,16 @@ export function verifyWebhook(options: VerifyWebhookOptions): VerifiedWebhook {
     );
   }
 
-  // Step 7: constant-time comparison of equal-length digests.
-  const matched = candidates.some(
-    (hex) => HEX_DIGEST.test(hex) && timingSafeEqual(Buffer.from(hex, 'hex'), expected),
-  );
+  // Step 7: constant-time comparison of equal-length digests; every pair is compared, so the
+  // time taken does not tell which secret (if any) matched.
+  let matched = false;
+  for (const hex of candidates) {
+    if (!HEX_DIGEST.test(hex)) continue;
+    const given = Buffer.from(hex, 'hex');
+    for (const digest of expected) {
+      if (timingSafeEqual(given, digest)) matched = true;
+    }
+  }
   if (!matched) {
     throw new WebhookVerificationError(
       'signature_mismatch',

@@ -13,8 +13,8 @@ import { createHmac } from 'node:crypto';
 export interface DigestKeyProvider {
   /** The current digest secret; throws DigestKeyUnavailableError when it cannot be had. */
   current(): string;
-  /** The former digest secret during a rotation, or undefined when there is none. */
-  previous(): string | undefined;
+  /** The former digest secret during a rotation; absent or undefined when there is none. */
+  previous?(): string | undefined;
 }
 
 export class DigestKeyUnavailableError extends Error {

@@ -117,7 +117,7 @@ async function lookupPrevious(
   current: { secret: string; digest: string },
   now: number,
 ): Promise<KeyRecord | null> {
-  const previousSecret = deps.digestKey.previous();
+  const previousSecret = deps.digestKey.previous?.();
   if (previousSecret === undefined) return null;
   const previousDigest = digestToken(token, previousSecret);
   if (deps.cache.get(previousDigest, now) === null) return null;

@@ -149,7 +149,7 @@ export function registerKeyCommands(program: Command, run: typeof runCommand): v
         return {
           keys,
           digest_secret: {
-            previous_configured: services.digestKey.previous() !== undefined,
+            previous_configured: services.digestKey.previous?.() !== undefined,
             // Usable keys of this organization not yet seen on the current secret; at 0
             // (deployment-wide: the metric) the previous secret can be dropped.
             keys_off_current: await countKeysOffCurrentSecret(db, secretId, services.clock(), opts.org),
