@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { getApiKey } from '../../src/store/apiKeys.js';
 import { getSubscription } from '../../src/store/webhookSubscriptions.js';
 import { recordTranscriptsReady } from '../../src/webhooks/events.js';
+import { openSigningSecret, signingCiphertextAt } from '../../src/webhooks/signingSecret.js';
 import {
   activateSubscription,
   changeEndpoint,
@@ -167,6 +168,40 @@ forEachStore('webhook subscriptions and the outbox', (kind) => {
     assert.equal((await getApiKey(h.services.store.db, first.api_key.key_id))?.state, 'revoked');
     assert.equal((await getApiKey(h.services.store.db, second.api_key.key_id))?.state, 'active');
     assert.equal((await describeSubscription(h.services, id)).delivering, true);
+  });
+
+  test('a secret rotation keeps the revision and activation; rotating again in the grace keeps the secret that signs now', async () => {
+    const { id, secret: original } = await h.subscribe(URL_A);
+    const signingNow = async () => {
+      const row = (await getSubscription(h.services.store.db, id))!;
+      return openSigningSecret(signingCiphertextAt(row, h.services.clock()), id, h.config.secrets);
+    };
+    const first = await rotateSigningSecret(h.services, id, { graceSeconds: 3600, by: 'A' });
+    const view = await describeSubscription(h.services, id);
+    assert.equal(view.revision, 1);
+    assert.equal(view.activated, true);
+    assert.equal(view.delivering, true);
+    assert.equal(view.signing.signing_secret, 'previous');
+    assert.equal(view.signing.previous_signs_until, first.new_secret_signs_from);
+    assert.equal(await signingNow(), original);
+    const second = await rotateSigningSecret(h.services, id, { graceSeconds: 3600, by: 'B' });
+    assert.notEqual(second.signing_secret, first.signing_secret);
+    assert.equal(await signingNow(), original, 'the secret receivers verify with keeps signing');
+    await rotateSigningSecret(h.services, id, { graceSeconds: 0, by: 'C' }).then(async (third) => {
+      assert.equal(await signingNow(), third.signing_secret);
+    });
+    const rotations = (await describeSubscription(h.services, id)).secret_rotations;
+    assert.deepEqual(
+      rotations.map((r) => [r.rotated_by, r.grace_seconds]),
+      [
+        ['A', 3600],
+        ['B', 3600],
+        ['C', 0],
+      ],
+    );
+    await assert.rejects(rotateSigningSecret(h.services, id, { graceSeconds: -1, by: 'D' }), /--grace/);
+    await assert.rejects(rotateSigningSecret(h.services, id, { graceSeconds: 10, by: ' ' }), /--by/);
+    assert.equal((await describeSubscription(h.services, id)).secret_rotations.length, 3);
   });
 
   test('correlation is a gate of its own: it does not change the revision', async () => {

@@ -14,6 +14,8 @@ export interface Received {
   path: string;
   rawBody: Buffer;
   verification: Verification;
+  /** Which of the receiver's secrets verified it (index), or -1. */
+  signedWith: number;
   deliveryId: string | undefined;
   /** Requests for the same delivery id in flight when this one arrived (excluding itself). */
   concurrentSameDelivery: number;
@@ -39,8 +41,9 @@ export interface TestReceiver {
   close(): Promise<void>;
 }
 
+/** The receiver's secret(s): during a rotation it accepts any of a list, like the SDK. */
 export async function startReceiver(
-  secret: () => string,
+  secret: () => string | readonly string[],
   options: { host?: string; path?: string; prefix?: string; port?: number } = {},
 ): Promise<TestReceiver> {
   const received: Received[] = [];
@@ -53,7 +56,16 @@ export async function startReceiver(
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks);
-      const verification = verifyDelivery(rawBody, req.headers, secret(), { prefix: options.prefix });
+      const secrets = typeof secret() === 'string' ? [secret() as string] : [...secret()];
+      let verification: Verification = { ok: false, reason: 'no_secret' };
+      let signedWith = -1;
+      for (const [index, candidate] of secrets.entries()) {
+        verification = verifyDelivery(rawBody, req.headers, candidate, { prefix: options.prefix });
+        if (verification.ok) {
+          signedWith = index;
+          break;
+        }
+      }
       const header = req.headers[`${(options.prefix ?? 'Eds-').toLowerCase()}delivery-id`];
       const deliveryId = Array.isArray(header) ? header[0] : header;
       const concurrent = deliveryId ? (inFlight.get(deliveryId) ?? 0) : 0;
@@ -65,6 +77,7 @@ export async function startReceiver(
         path: req.url ?? '',
         rawBody,
         verification,
+        signedWith,
         deliveryId,
         concurrentSameDelivery: concurrent,
       };
