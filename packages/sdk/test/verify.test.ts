@@ -266,7 +266,10 @@ describe('verifyWebhook during a secret rotation (a list of secrets)', () => {
 
   it('accepts a delivery signed with the new secret when given [new, old]', () => {
     const signature = `v1=${hmac(NEW_SECRET, TIMESTAMP, BODY)}`;
-    const verified = verify({ secret: [NEW_SECRET, SECRET], headers: headers({ 'eds-signature': signature }) });
+    const verified = verify({
+      secret: [NEW_SECRET, SECRET],
+      headers: headers({ 'eds-signature': signature }),
+    });
     assert.equal(verified.deliveryId, 'dlv_test');
   });
 

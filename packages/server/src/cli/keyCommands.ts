@@ -1,7 +1,7 @@
 /** `eds key create|roll|revoke|disable|enable|list`: API keys. A token is printed once, when minted. */
 import { type Command, InvalidArgumentError } from 'commander';
-import { SCOPES } from '../contract/routes.js';
 import { digestSecretId } from '../auth/digest.js';
+import { SCOPES } from '../contract/routes.js';
 import {
   changeApiKeyState,
   DEFAULT_ROLL_GRACE_SECONDS,

@@ -56,7 +56,8 @@ export function parseWholeNumber(min: number, max: number) {
 /** `--grace SECONDS` of the rotation commands: 0 (at once) or more whole seconds. */
 export function parseGraceSeconds(text: string): number {
   const trimmed = text.trim();
-  if (/^-\d/.test(trimmed)) throw new InvalidArgumentError('a grace cannot be negative; use 0 to switch at once.');
+  if (/^-\d/.test(trimmed))
+    throw new InvalidArgumentError('a grace cannot be negative; use 0 to switch at once.');
   if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) {
     throw new InvalidArgumentError('expected whole seconds, 0 or more (e.g. 86400 for a day).');
   }

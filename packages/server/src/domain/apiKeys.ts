@@ -105,14 +105,21 @@ export async function rollApiKey(
     if (current) rollable(current, now);
     throw new OperatorError(`API key ${old.id} changed while rolling it; nothing was changed`);
   }
-  return { old: { ...old, successorId: successor.id, expiresAt: deadline, updatedAt: now }, successor, token };
+  return {
+    old: { ...old, successorId: successor.id, expiresAt: deadline, updatedAt: now },
+    successor,
+    token,
+  };
 }
 
 function rollable(key: ApiKey, now: number): void {
   if (key.successorId !== null) {
-    throw new OperatorError(`API key ${key.id} was already rolled (successor ${key.successorId}); roll that one`);
+    throw new OperatorError(
+      `API key ${key.id} was already rolled (successor ${key.successorId}); roll that one`,
+    );
   }
-  if (key.state === 'revoked') throw new OperatorError(`API key ${key.id} is revoked; revoked keys cannot be rolled`);
+  if (key.state === 'revoked')
+    throw new OperatorError(`API key ${key.id} is revoked; revoked keys cannot be rolled`);
   if (key.state === 'disabled') {
     throw new OperatorError(`API key ${key.id} is disabled; enable it first or create a new key`);
   }

@@ -110,7 +110,10 @@ export async function insertSecretRotation(
   await db.insertInto('webhook_secret_rotations').values(row).execute();
 }
 
-export async function listSecretRotations(db: Tx, subscriptionId: string): Promise<WebhookSecretRotationRow[]> {
+export async function listSecretRotations(
+  db: Tx,
+  subscriptionId: string,
+): Promise<WebhookSecretRotationRow[]> {
   return db
     .selectFrom('webhook_secret_rotations')
     .selectAll()

@@ -7,8 +7,10 @@
  * secret is itself being rotated, a ciphertext made under the previous one still opens.
  */
 import type { Config } from '../config.js';
+import type { Db } from '../store/database.js';
 import type { WebhookSubscriptionRow } from '../store/schema.js';
-import { decryptSigningSecret, SecretDecryptionError } from './secrets.js';
+import { replaceSigningSecret } from '../store/webhookSubscriptions.js';
+import { decryptSigningSecret, encryptSigningSecret, SecretDecryptionError } from './secrets.js';
 
 type SigningRow = Pick<
   WebhookSubscriptionRow,
@@ -17,7 +19,9 @@ type SigningRow = Pick<
 
 /** Whether the former secret still signs at `now`. */
 export function previousSecretSigns(row: SigningRow, now: number): boolean {
-  return row.previous_secret_ciphertext !== null && row.secret_switch_at !== null && now < row.secret_switch_at;
+  return (
+    row.previous_secret_ciphertext !== null && row.secret_switch_at !== null && now < row.secret_switch_at
+  );
 }
 
 /** The ciphertext of the secret that signs at `now`. */
@@ -37,4 +41,45 @@ export function openSigningSecret(
     if (secrets.keyDigestPrevious === undefined || !(error instanceof SecretDecryptionError)) throw error;
     return decryptSigningSecret(stored, subscriptionId, secrets.keyDigestPrevious);
   }
+}
+
+type RootSecrets = Pick<Config['secrets'], 'keyDigest' | 'keyDigestPrevious'>;
+
+/** Whether a stored secret opens only with the previous digest secret. */
+function onPreviousRoot(stored: string, subscriptionId: string, secrets: RootSecrets): boolean {
+  if (secrets.keyDigestPrevious === undefined) return false;
+  try {
+    decryptSigningSecret(stored, subscriptionId, secrets.keyDigest);
+    return false;
+  } catch {
+    decryptSigningSecret(stored, subscriptionId, secrets.keyDigestPrevious);
+    return true;
+  }
+}
+
+/**
+ * During a digest-secret rotation, moves a subscription's stored secrets to encryption under the
+ * current digest secret, so the previous one can be dropped without losing them. Written only if
+ * the row still holds what was read (a concurrent rotation or re-encryption wins); false when
+ * there was nothing to move.
+ */
+export async function reencryptUnderCurrentRoot(
+  db: Db,
+  row: WebhookSubscriptionRow,
+  secrets: RootSecrets,
+): Promise<boolean> {
+  const move = (stored: string | null): string | null => {
+    if (stored === null || !onPreviousRoot(stored, row.id, secrets)) return stored;
+    const plain = decryptSigningSecret(stored, row.id, secrets.keyDigestPrevious as string);
+    return encryptSigningSecret(plain, row.id, secrets.keyDigest);
+  };
+  const current = move(row.secret_ciphertext) as string;
+  const previous = move(row.previous_secret_ciphertext);
+  if (current === row.secret_ciphertext && previous === row.previous_secret_ciphertext) return false;
+  return replaceSigningSecret(db, row, {
+    secret_ciphertext: current,
+    previous_secret_ciphertext: previous,
+    secret_switch_at: row.secret_switch_at,
+    updated_at: row.updated_at,
+  });
 }

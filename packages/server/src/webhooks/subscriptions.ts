@@ -28,11 +28,11 @@ import {
   getActivation,
   getSubscription,
   insertActivation,
+  insertSecretRotation,
   insertSubscription,
   isSubscriptionEligible,
-  listSubscriptions,
-  insertSecretRotation,
   listSecretRotations,
+  listSubscriptions,
   markActivationRevoked,
   replaceSigningSecret,
   updateSubscription,
@@ -147,7 +147,8 @@ export async function rotateSigningSecret(admin: WebhookAdmin, id: string, input
       secret_switch_at: graced ? switchAt : null,
       updated_at: now,
     });
-    if (!changed) throw new OperatorError(`webhook subscription ${id} changed meanwhile; nothing was rotated`);
+    if (!changed)
+      throw new OperatorError(`webhook subscription ${id} changed meanwhile; nothing was rotated`);
     await insertSecretRotation(tx, {
       id: `whr_${randomBase62(22)}`,
       subscription_id: id,

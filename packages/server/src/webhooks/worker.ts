@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Services } from '../services.js';
-import type { AttemptOutcome } from '../store/schema.js';
+import type { AttemptOutcome, WebhookSubscriptionRow } from '../store/schema.js';
 import {
   type ClaimedDelivery,
   type CompletionInput,
@@ -30,7 +30,7 @@ import { KeyedLimiter } from './limiter.js';
 import { honorsRetryAfter, nextRetryDelayMs, parseRetryAfter } from './schedule.js';
 import { type AttemptResult, sendAttempt } from './sender.js';
 import { signedHeaders } from './signer.js';
-import { openSigningSecret, signingCiphertextAt } from './signingSecret.js';
+import { openSigningSecret, reencryptUnderCurrentRoot, signingCiphertextAt } from './signingSecret.js';
 import { SubscriptionCheck } from './subscriptionCheck.js';
 import { onDeliveryWork, watchDeliveryWork } from './wake.js';
 
@@ -238,6 +238,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
       log.error({ subscription_id: sub.id }, 'signing secret cannot be decrypted (digest secret changed?)');
       return { result: localFailure('secret_unavailable'), startedAt };
     }
+    if (config.secrets.keyDigestPrevious !== undefined) await moveSecretsToCurrentRoot(sub);
     const headers = signedHeaders({
       prefix: settings.headerPrefix,
       secret,
@@ -257,6 +258,17 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
       abort: entry.controller.signal,
     });
     return { result, startedAt };
+  }
+
+  /** During a digest-secret rotation: best effort, tried again on the next attempt if it fails. */
+  async function moveSecretsToCurrentRoot(sub: WebhookSubscriptionRow): Promise<void> {
+    try {
+      if (await reencryptUnderCurrentRoot(db, sub, config.secrets)) {
+        log.info({ subscription_id: sub.id }, 'signing secret re-encrypted under the current digest secret');
+      }
+    } catch {
+      log.warn({ subscription_id: sub.id }, 'could not re-encrypt the signing secret; will try again');
+    }
   }
 
   function nextState(result: AttemptResult, roundAttempts: number, now: number): CompletionInput['next'] {

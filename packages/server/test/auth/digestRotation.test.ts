@@ -57,7 +57,11 @@ forEachStore('digest secret rotation', (kind) => {
     const used = await fixtures.key(org);
     const idle = await fixtures.key(org);
     // Stored before fingerprints were recorded (made before migration 007): not known yet.
-    await store.db.updateTable('api_keys').set({ digest_secret_id: null }).where('id', '=', idle.id).execute();
+    await store.db
+      .updateTable('api_keys')
+      .set({ digest_secret_id: null })
+      .where('id', '=', idle.id)
+      .execute();
 
     const before = await startServeProcess(oldEnv);
     try {

@@ -135,7 +135,11 @@ forEachStore('key roll', (kind) => {
     const key = await server.fixtures.key(org);
     const revoked = await server.fixtures.key(org, { state: 'revoked' });
     const snapshot = async () =>
-      server.services.store.db.selectFrom('api_keys').selectAll().where('organization_id', '=', org).execute();
+      server.services.store.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('organization_id', '=', org)
+        .execute();
     const before = await snapshot();
 
     const refusals: [string[], RegExp][] = [

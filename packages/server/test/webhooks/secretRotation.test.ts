@@ -8,9 +8,12 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
+import { getSubscription } from '../../src/store/webhookSubscriptions.js';
 import { parseRfc3339 } from '../../src/time.js';
+import { openSigningSecret } from '../../src/webhooks/signingSecret.js';
 import { startDeliveryWorker } from '../../src/webhooks/worker.js';
 import { cliEnv, EDS_BIN, edsJson, runEds } from '../support/cli.js';
+import { TEST_DIGEST_SECRET } from '../support/fixtures.js';
 import { forEachStore } from '../support/stores.js';
 import { createHarness, FAST_WEBHOOK_ENV, type Harness, sleep, webhookEnv } from './support/harness.js';
 import { type Received, startReceiver } from './support/receiver.js';
@@ -140,6 +143,30 @@ forEachStore('webhook secret rotation', (kind) => {
         assert.equal(r.signedWith, 1, 'signed with the new secret');
       }
       for (const r of receiver.received.slice(0, seen)) assert.equal(r.signedWith, 0);
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
+  });
+
+  test('with the key digest secret rotated, deliveries go on and the stored signing secret moves to the new digest secret', async () => {
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    const rotatedDigest = h.withEnv({
+      EDS_KEY_DIGEST_SECRET: 'a-new-digest-secret-for-webhook-secrets-0123456789',
+      EDS_KEY_DIGEST_SECRET_PREVIOUS: TEST_DIGEST_SECRET,
+    });
+    const worker = startDeliveryWorker(rotatedDigest);
+    try {
+      const org = await h.fixtures.organization();
+      const sub = await h.subscribe(receiver.url, { org });
+      secret = sub.secret;
+      const [event] = await h.finalize(1, org);
+      await h.waitForStatus(event!, 'succeeded');
+      assert.equal(receiver.received.at(-1)?.signedWith, 0);
+      const row = (await getSubscription(h.services.store.db, sub.id))!;
+      const newOnly = { keyDigest: rotatedDigest.config.secrets.keyDigest, keyDigestPrevious: undefined };
+      assert.equal(openSigningSecret(row.secret_ciphertext, sub.id, newOnly), sub.secret);
     } finally {
       await worker.stop();
       await receiver.close();

@@ -17,7 +17,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('api_keys').addColumn('predecessor_id', 'text').execute();
   await db.schema.alterTable('api_keys').addColumn('digest_secret_id', 'text').execute();
 
-  await db.schema.alterTable('webhook_subscriptions').addColumn('previous_secret_ciphertext', 'text').execute();
+  await db.schema
+    .alterTable('webhook_subscriptions')
+    .addColumn('previous_secret_ciphertext', 'text')
+    .execute();
   await db.schema.alterTable('webhook_subscriptions').addColumn('secret_switch_at', ms).execute();
 
   await db.schema
