@@ -2,8 +2,13 @@
  * A webhook receiver: verifies each delivery, answers 204 at once, skips events already
  * handled (by event id, never by delivery id), then fetches the follow-up routes.
  *
- *   EDS_BASE_URL=... EDS_API_KEY=... EDS_WEBHOOK_SECRET=... \
+ *   EDS_BASE_URL=... EDS_API_KEY=... EDS_WEBHOOK_SECRET=... [EDS_WEBHOOK_SECRET_PREVIOUS=...] \
  *     node --import tsx examples/receiver.ts [--port 3000] [--path /webhooks/eds] [--header-prefix Eds-]
+ *
+ * Rotating the signing secret (docs/webhooks.md): after `eds webhook rotate-secret`, restart this
+ * receiver with EDS_WEBHOOK_SECRET = the new secret and EDS_WEBHOOK_SECRET_PREVIOUS = the old one;
+ * it accepts deliveries signed with either. Once `eds webhook show` says the current secret
+ * signs, unset EDS_WEBHOOK_SECRET_PREVIOUS and restart again.
  *
  * The deduplication store here is in memory: it forgets on restart and is not shared between
  * processes. Production receivers use a shared store (see DedupeStore) and, because work after
@@ -57,8 +62,15 @@ async function followUp({ event, eventId }: VerifiedWebhook): Promise<void> {
   });
 }
 
+/** The current secret first; during a rotation's grace also the previous one. */
+function signingSecrets(): string[] {
+  const current = required('secret', 'EDS_WEBHOOK_SECRET');
+  const previous = option('previous-secret', 'EDS_WEBHOOK_SECRET_PREVIOUS');
+  return previous ? [current, previous] : [current];
+}
+
 const handler = createNodeWebhookHandler({
-  secret: required('secret', 'EDS_WEBHOOK_SECRET'),
+  secret: signingSecrets(),
   headerPrefix: option('header-prefix', 'EDS_WEBHOOK_HEADER_PREFIX', 'Eds-'),
   dedupe: new WebhookDeduplicator(),
   onEvent: followUp,

@@ -126,11 +126,18 @@ describe('examples/receiver.ts', () => {
   let logs = '';
   let url: string;
   const secret = 'whsec_example_receiver';
+  const previousSecret = 'whsec_example_receiver_before_rotation';
 
   before(async () => {
     world = await buildWorld(server.fixtures, server.putObject);
     child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'examples', 'receiver.ts'), '--port', '0'], {
-      env: { ...process.env, EDS_BASE_URL: server.url, EDS_API_KEY: world.token, EDS_WEBHOOK_SECRET: secret },
+      env: {
+        ...process.env,
+        EDS_BASE_URL: server.url,
+        EDS_API_KEY: world.token,
+        EDS_WEBHOOK_SECRET: secret,
+        EDS_WEBHOOK_SECRET_PREVIOUS: previousSecret,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     child.stderr?.on('data', (chunk) => {
@@ -152,7 +159,7 @@ describe('examples/receiver.ts', () => {
     child.kill('SIGTERM');
   });
 
-  const delivery = (id: string) => {
+  const delivery = (id: string, signingSecret = secret) => {
     const event = {
       id,
       type: 'recording.transcript_ready',
@@ -161,7 +168,7 @@ describe('examples/receiver.ts', () => {
       organization_id: world.orgA,
       resources: { encounter_id: world.encounter, document_id: world.ambient },
     };
-    return signWebhook({ event, secret });
+    return signWebhook({ event, secret: signingSecret });
   };
   const post = (signed: ReturnType<typeof delivery>) =>
     fetch(url, { method: 'POST', headers: signed.headers, body: signed.rawBody as string });
@@ -184,6 +191,11 @@ describe('examples/receiver.ts', () => {
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(logs.match(/"message":"processed"/g)?.length, 1, 'the redelivery was skipped');
     assert.ok(!/sig=|signature=|\/media\//.test(logs), 'no signed link in the logs');
+  });
+
+  it('during a secret rotation accepts deliveries signed with the previous secret too', async () => {
+    assert.equal((await post(delivery('evt_example_3', previousSecret))).status, 204);
+    await waitForLog(/"message":"processed","eventId":"evt_example_3"/);
   });
 
   it('refuses a forged delivery', async () => {
