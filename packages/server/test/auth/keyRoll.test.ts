@@ -82,6 +82,12 @@ forEachStore('key roll', (kind) => {
       assert.equal(a.expiresAt, rolled.old_key_expires_at);
     }
     assert.match(rolled.old_key_expires_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    // Refusals after the key is identified carry the deadline too (this key lacks recordings:read).
+    const audio = await fetch(`${server.url}/external/v1/encounters/enc_x/documents/doc_x/audio`, {
+      headers: { authorization: `Bearer ${old.token}` },
+    });
+    assert.equal(audio.status, 403);
+    assert.equal(audio.headers.get('eds-key-expires-at'), rolled.old_key_expires_at);
     const successor = await call(rolled.token);
     assert.equal(successor.status, 200);
     assert.equal(successor.expiresAt, null, 'the successor carries no deadline');
