@@ -128,10 +128,10 @@ async function lookupPrevious(
   }
   const secretId = digestSecretId(current.secret);
   if (found.digest === previousDigest) {
-    await storeWrite(() =>
+    const moved = await storeWrite(() =>
       redigestApiKey(deps.store.db, found.key.id, previousDigest, { digest: current.digest, secretId }),
     );
-    deps.metrics?.keyRedigests.inc();
+    if (moved) deps.metrics?.keyRedigests.inc();
   }
   const record = { key: { ...found.key, digestSecretId: secretId }, organization: found.organization };
   deps.cache.set(current.digest, record, now);
@@ -148,10 +148,11 @@ async function storeRead(deps: VerifyDeps, digests: string | readonly string[]) 
 }
 
 /** The key verified either way; a bookkeeping write that fails is simply tried on a later miss. */
-async function storeWrite(write: () => Promise<void>): Promise<void> {
+async function storeWrite<T>(write: () => Promise<T>): Promise<T | undefined> {
   try {
-    await write();
+    return await write();
   } catch {
     // Nothing to do: the answer does not depend on it.
+    return undefined;
   }
 }

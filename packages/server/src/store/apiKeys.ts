@@ -130,21 +130,23 @@ export async function setApiKeyState(db: Db, id: string, state: ApiKeyState, now
 }
 
 /**
- * Moves a key's stored digest to the current secret, only if it still holds `from`: two processes
- * doing it at once both succeed in effect, and neither can overwrite a later change.
+ * Moves a key's stored digest to the current secret, only if it still holds `from`: of two
+ * processes doing it at once one moves it (true) and the other finds it moved (false); neither
+ * can overwrite a later change.
  */
 export async function redigestApiKey(
   db: Db,
   id: string,
   from: string,
   to: { digest: string; secretId: string },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('api_keys')
     .set({ digest: to.digest, digest_secret_id: to.secretId })
     .where('id', '=', id)
     .where('digest', '=', from)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Records which secret made a key's digest, for keys stored before that was recorded. */
