@@ -128,9 +128,6 @@ test('error: the store failing mid-request → 503 digest_key_unavailable, never
         current() {
           throw new Error('key service down');
         },
-        previous() {
-          return undefined;
-        },
       },
     },
   });
