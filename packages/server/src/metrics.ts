@@ -45,7 +45,12 @@ export function createMetrics() {
       help: 'Usable keys not yet known to be on the current digest secret (0: the previous one can go).',
       registers: [registry],
       async collect() {
-        if (sources.keysOffCurrentDigestSecret) this.set(await sources.keysOffCurrentDigestSecret());
+        if (!sources.keysOffCurrentDigestSecret) return;
+        try {
+          this.set(await sources.keysOffCurrentDigestSecret());
+        } catch {
+          // The store is unreachable: keep the last value; the scrape itself must not fail.
+        }
       },
     }),
     auditQueueDepth: new Gauge({
