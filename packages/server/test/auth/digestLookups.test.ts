@@ -1,0 +1,87 @@
+/**
+ * What a digest-secret rotation costs per verification, counted on a real store: a key already
+ * on the current secret costs exactly the one read it always did; only a digest the current
+ * secret does not know tries the previous one, and unknown tokens are cached either way.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { KyselyPlugin } from 'kysely';
+import { digestToken, staticDigestKey } from '../../src/auth/digest.js';
+import { KeyCache } from '../../src/auth/keyCache.js';
+import { generateToken } from '../../src/auth/token.js';
+import { verifyApiKey } from '../../src/auth/verifyApiKey.js';
+import { loadConfig } from '../../src/config.js';
+import type { Store } from '../../src/store/database.js';
+import { FixtureBuilder, TEST_DIGEST_SECRET } from '../support/fixtures.js';
+import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
+
+const NEW_SECRET = 'the-new-digest-secret-for-lookup-counting-0123456789';
+
+/** Counts the statements sent to the store. */
+class StatementCounter implements KyselyPlugin {
+  count = 0;
+  transformQuery: KyselyPlugin['transformQuery'] = (args) => {
+    this.count++;
+    return args.node;
+  };
+  transformResult: KyselyPlugin['transformResult'] = async (args) => args.result;
+}
+
+forEachStore('digest lookups during a rotation', (kind) => {
+  let store: Store & { database: TestDatabase; close(): Promise<void> };
+  let fixtures: FixtureBuilder;
+  before(async () => {
+    store = await createTestStore(kind);
+    fixtures = new FixtureBuilder(store.db);
+  });
+  after(() => store.close());
+
+  function verifier() {
+    const counter = new StatementCounter();
+    const config = loadConfig({ EDS_DATABASE_URL: store.database.url }, store.database.dir);
+    const deps = {
+      config,
+      store: { ...store, db: store.db.withPlugin(counter) },
+      digestKey: staticDigestKey(NEW_SECRET, TEST_DIGEST_SECRET),
+      cache: new KeyCache(4000),
+      clock: Date.now,
+    };
+    return { counter, verify: (token: string) => verifyApiKey(deps, token) };
+  }
+
+  test('a key on the current secret costs one read; a key on the previous one is found and moved once', async () => {
+    const org = await fixtures.organization();
+    const previous = await fixtures.key(org); // digested with TEST_DIGEST_SECRET
+    const current = await fixtures.key(org);
+    await store.db
+      .updateTable('api_keys')
+      .set({ digest: digestToken(current.token, NEW_SECRET), digest_secret_id: null })
+      .where('id', '=', current.id)
+      .execute();
+
+    const { counter, verify } = verifier();
+    await verify(current.token);
+    // One read, plus the one-time note of which secret made a digest stored before that was kept.
+    assert.equal(counter.count, 2);
+    const again = verifier();
+    await again.verify(current.token);
+    assert.equal(again.counter.count, 1, 'a key on the current secret: one read, no more');
+    await again.verify(current.token);
+    assert.equal(again.counter.count, 1, 'then cached');
+
+    await again.verify(previous.token);
+    assert.equal(again.counter.count, 1 + 3, 'unknown current digest, both digests read, moved');
+    const moved = verifier();
+    await moved.verify(previous.token);
+    assert.equal(moved.counter.count, 1, 'once moved, one read like any current key');
+  });
+
+  test('an unknown token tries the previous secret once, then is cached as unknown', async () => {
+    const { counter, verify } = verifier();
+    const junk = generateToken('live');
+    await assert.rejects(verify(junk), { reasonCode: 'invalid_key' });
+    assert.equal(counter.count, 2);
+    await assert.rejects(verify(junk), { reasonCode: 'invalid_key' });
+    assert.equal(counter.count, 2);
+  });
+});
