@@ -1,13 +1,15 @@
 /**
- * Per-route gate, run in onRequest before anything reads the query: authentication, then route
- * enablement for the caller's organization, then the route's scopes (contract, check order).
+ * Per-route gate, run in onRequest before anything reads the query: authentication and the
+ * rate limits (plugins/rateLimit.ts), then route enablement for the caller's organization, then
+ * the route's scopes (contract and decisions.md, check order).
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyRecord } from '../../auth/keyCache.js';
-import { bearerToken, type Caller, verifyApiKey } from '../../auth/verifyApiKey.js';
+import { bearerToken, type Caller } from '../../auth/verifyApiKey.js';
 import type { RouteDefinition } from '../../contract/routes.js';
 import { ApiError } from '../../domain/errors.js';
 import type { ApiContext } from '../apiContext.js';
+import { verifyWithinLimits } from './rateLimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,12 +40,12 @@ export function checkRouteAccess(route: RouteDefinition, record: KeyRecord): voi
 }
 
 export function authorizeRoute(route: RouteDefinition, context: ApiContext) {
-  return async function authorize(request: FastifyRequest): Promise<void> {
+  return async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = bearerToken(request.headers.authorization);
     if (token !== undefined) request.auditSubject = { keyId: null, organizationId: null };
     const seen: { record?: KeyRecord } = {};
     try {
-      const caller = await verifyApiKey(context.verifyDeps, token, seen);
+      const caller = await verifyWithinLimits(context, request, reply, token, seen);
       checkRouteAccess(route, caller.record);
       request.caller = caller;
       context.lastUsed.record(caller.keyId, context.services.clock());

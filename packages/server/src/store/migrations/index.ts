@@ -4,12 +4,14 @@ import * as core from './001_core.js';
 import * as webhooks from './002_webhooks.js';
 import * as documentSummaryIndex from './003_document_summary_index.js';
 import * as auditRequestCount from './004_audit_request_count.js';
+import * as organizationRateLimit from './008_organization_rate_limit.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
   '002_webhooks': webhooks,
   '003_document_summary_index': documentSummaryIndex,
   '004_audit_request_count': auditRequestCount,
+  '008_organization_rate_limit': organizationRateLimit,
 };
 
 export const migrationProvider: MigrationProvider = {
