@@ -86,7 +86,7 @@ export function registerOrgCommands(program: Command, run: typeof runCommand): v
           allowlisted: opts.allowlisted,
           routes: opts.routes,
           apiKeysEnabled: opts.apiKeys,
-          rateLimitPerKey: opts.rateLimit,
+          rateLimitPerKey: opts.rateLimit === 'default' ? null : opts.rateLimit,
         };
         const updated = await updateOrganizationSettings(db, id, changes, services.clock());
         return describeOrganization(updated ?? (await mustGet(db, id)));
@@ -106,7 +106,7 @@ interface UpdateOptions {
   allowlisted?: boolean;
   routes?: RouteGroup[];
   apiKeys?: boolean;
-  rateLimit?: number | null;
+  rateLimit?: number | 'default';
 }
 
 async function mustGet(db: Parameters<typeof getOrganization>[0], id: string): Promise<Organization> {

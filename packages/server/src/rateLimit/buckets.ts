@@ -31,7 +31,7 @@ export class Buckets {
             onReady: () => this.recovered(),
             onError: (error) => this.lost(error),
           });
-    metrics.rateLimitRedisUp.set(redisUrl === undefined ? 0 : 1);
+    metrics.rateLimitRedisUp.set(0);
   }
 
   async take(bucket: string, policy: BucketPolicy, now: number): Promise<BucketDecision> {
@@ -44,20 +44,19 @@ export class Buckets {
           this.skipRedisUntil = now + RETRY_REDIS_AFTER_MS;
           this.lost(error as Error);
         }
-      } else {
-        this.lost(undefined);
       }
+      // Not connected (yet, or any more: the client's 'error' event logs the outage).
       this.metrics.rateLimitLocalDecisions.inc();
     }
     return this.memory.take(bucket, policy, now);
   }
 
-  private lost(error: Error | undefined): void {
+  private lost(error: Error): void {
     if (this.degraded) return;
     this.degraded = true;
     this.metrics.rateLimitRedisUp.set(0);
     this.logger.warn(
-      { err: error && { message: error.message, code: (error as NodeJS.ErrnoException).code } },
+      { err: { message: error.message, code: (error as NodeJS.ErrnoException).code } },
       'rate-limit store (Redis) unreachable: each process limits alone until it is back',
     );
   }

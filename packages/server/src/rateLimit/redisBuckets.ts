@@ -11,7 +11,8 @@ import { Redis } from 'ioredis';
 import { allowed, type BucketDecision, type BucketPolicy, intervalMs, refused } from './tokenBucket.js';
 
 // KEYS[1] bucket; ARGV now, interval, capacity (ms). Returns {1, debt} or {0, fullIn, retryAfter}
-// as strings (Redis would truncate Lua numbers to integers).
+// as strings (Redis would truncate Lua numbers to integers). A bucket is kept a minute past the
+// moment it is full again: Redis expires by its own clock, the arithmetic runs on the callers'.
 const TAKE_TOKEN_LUA = `
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
@@ -22,7 +23,7 @@ local debt = tat + interval - now
 if debt > capacity then
   return {0, tostring(tat - now), tostring(debt - capacity)}
 end
-redis.call('SET', KEYS[1], tostring(tat + interval), 'PX', math.ceil(debt))
+redis.call('SET', KEYS[1], tostring(tat + interval), 'PX', math.ceil(debt) + 60000)
 return {1, tostring(debt)}
 `;
 
@@ -32,12 +33,14 @@ export interface RedisBucketsOptions {
   /** Upper bound on one round trip; past it this request is decided locally. */
   commandTimeoutMs?: number;
   onReady?: () => void;
+  /** A failed connection attempt, or a connection lost (not on close()). */
   onError?: (error: Error) => void;
 }
 
 export class RedisBuckets {
   private readonly client: Redis;
   private readonly takeTokenScript: TakeTokenCommand;
+  private closing = false;
 
   constructor(url: string, options: RedisBucketsOptions = {}) {
     this.client = new Redis(url, {
@@ -52,6 +55,9 @@ export class RedisBuckets {
     this.client.on('ready', () => options.onReady?.());
     // Without a listener an 'error' event would crash the process.
     this.client.on('error', (error: Error) => options.onError?.(error));
+    this.client.on('close', () => {
+      if (!this.closing) options.onError?.(new Error('connection to Redis closed'));
+    });
     this.client.defineCommand('edsTakeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_LUA });
     const command = (this.client as unknown as { edsTakeToken: TakeTokenCommand }).edsTakeToken;
     this.takeTokenScript = command.bind(this.client);
@@ -71,6 +77,7 @@ export class RedisBuckets {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     try {
       await this.client.quit();
     } catch {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { updateOrganizationSettings } from '../../src/store/organizations.js';
+import { testClock } from '../support/clock.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 import { buildWorld, type World } from '../support/world.js';
@@ -16,11 +17,6 @@ const LIMITS = {
   EDS_RATE_LIMIT_BURST: '3',
   EDS_RATE_LIMIT_UNAUTHENTICATED: '1',
 };
-
-export function testClock(start = Date.parse('2026-06-01T12:00:00Z')) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
 
 forEachStore('rate limits', (kind) => {
   let server: TestServer;
