@@ -362,7 +362,8 @@ describe('rate limits, against a server with small buckets', () => {
 
   it('exposes the last seen limits from the RateLimit fields', async () => {
     const eds = new EncounterDataClient({ baseUrl: limited.url, apiKey: token, retries: 0 });
-    assert.equal(eds.rateLimit, undefined);
+    const beforeAnyAnswer = eds.rateLimit;
+    assert.equal(beforeAnyAnswer, undefined);
     await eds.listEncounters();
     assert.deepEqual(
       { ...eds.rateLimit, observedAt: undefined },
