@@ -96,7 +96,29 @@ function flood(url: string, token: string, connections: number, duration: number
   });
 }
 
-export async function benchRateLimits(options: LimiterBenchOptions): Promise<Record<string, unknown>> {
+interface CostRow {
+  name: string;
+  rps: number;
+  runs: number[];
+  cost: number;
+}
+
+interface IsolationRow {
+  name: string;
+  quiet_alone_p99_ms: number[];
+  quiet_during_flood_p99_ms: number[];
+  ratio: number;
+  quiet_non2xx: number;
+  flood_rps: number;
+  flood_refused_share: number;
+}
+
+export interface LimiterBenchResult {
+  cost: CostRow[];
+  isolation: IsolationRow[];
+}
+
+export async function benchRateLimits(options: LimiterBenchOptions): Promise<LimiterBenchResult> {
   const { env, connections, duration } = options;
   const path = `/external/v1/encounters/${options.encounterId}`;
   const off = { ...env, EDS_RATE_LIMIT_PER_KEY: '0', EDS_RATE_LIMIT_UNAUTHENTICATED: '0' };
@@ -113,7 +135,7 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Rec
       for (const server of servers) {
         const m = await drive(`${server.base}${path}`, token, connections, duration);
         if (m.non2xx > 0) throw new Error(`${server.name}: ${m.non2xx} answers were not 200`);
-        (cost[server.name] ??= []).push(m.rps);
+        cost[server.name] = [...(cost[server.name] ?? []), m.rps];
         console.error(`limiter cost, ${server.name}: ${m.rps.toFixed(0)} req/s p99 ${m.p99} ms`);
       }
     }
@@ -122,7 +144,7 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Rec
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const baseline = mean(cost['limits off']!);
-  const costRows = Object.entries(cost).map(([name, runs]) => ({
+  const costRows: CostRow[] = Object.entries(cost).map(([name, runs]) => ({
     name,
     rps: mean(runs),
     runs,
@@ -130,7 +152,7 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Rec
   }));
 
   // Isolation, at the deployment's defaults (100 a second per key, burst 200).
-  const isolation: Record<string, unknown>[] = [];
+  const isolation: IsolationRow[] = [];
   for (const [name, extra] of [
     ['without Redis', {}],
     ['with Redis', { EDS_REDIS_URL: options.redisUrl }],
@@ -156,7 +178,7 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Rec
         floodRun = f;
       }
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-      const row = {
+      const row: IsolationRow = {
         name,
         quiet_alone_p99_ms: alone,
         quiet_during_flood_p99_ms: flooded,
@@ -176,13 +198,13 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Rec
   return { cost: costRows, isolation };
 }
 
-export function printRateLimits(result: Record<string, any>): void {
+export function printRateLimits(result: LimiterBenchResult): void {
   console.log('\nRate limiter cost, encounter detail (targets: ≤ 5 % in-process, ≤ 15 % Redis)');
   console.log('| server | req/s (mean of turns) | turns | cost vs off |');
   console.log('|---|---|---|---|');
   for (const r of result.cost) {
     console.log(
-      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x: number) => x.toFixed(0)).join(', ')} | ${(r.cost * 100).toFixed(1)} % |`,
+      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x) => x.toFixed(0)).join(', ')} | ${(r.cost * 100).toFixed(1)} % |`,
     );
   }
   console.log('\nOne key flooding, another at 50 req/s (target: quiet p99 within 2× of alone)');
