@@ -104,3 +104,26 @@ test('Redis killed mid-run: each server limits alone, logs once, counts it, neve
   assert.ok(a.logs.some((line) => line.includes('reachable again')));
   await assertSharedBucket(a, b);
 });
+
+test('Redis unreachable from the start: the server starts, limits alone, warns once', async () => {
+  const { freePort } = await import('../support/processes.js');
+  const env = {
+    EDS_RATE_LIMIT_PER_KEY: '2',
+    EDS_RATE_LIMIT_BURST: '3',
+    EDS_REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+  };
+  const server = await startTestServer('sqlite', { env, clock: clock.now, database: a.database });
+  try {
+    const { token } = await server.fixtures.key(world.orgA);
+    assert.deepEqual(await statuses(server, token, 4), [200, 200, 200, 429]);
+    assert.ok((await localDecisions(server)) >= 4);
+    await until(async () =>
+      server.logs.some((line) => line.includes('rate-limit store (Redis) unreachable')),
+    );
+    assert.equal(await redisUp(server), false);
+    const warnings = server.logs.filter((line) => line.includes('rate-limit store (Redis) unreachable'));
+    assert.equal(warnings.length, 1);
+  } finally {
+    await server.close();
+  }
+});
