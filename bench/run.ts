@@ -6,6 +6,9 @@
  * --routes TEXT (only routes whose name contains it) --profile (run the service under
  * `--cpu-prof`: the profile is written to bench/results and summarized by self time; open the
  * file in Chrome DevTools or speedscope for the flame graph; profiling slows the service).
+ * The route runs drive one key (and one address) at saturation, so they turn rate limits off;
+ * the limiter is measured on its own afterwards (bench/rateLimits.ts; skip it with
+ * --routes, select only it with --routes limiter). Redis: TEST_REDIS_URL, else 127.0.0.1:6379.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +20,7 @@ import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
 import { eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
+import { benchRateLimits, printRateLimits } from './rateLimits.js';
 
 const { values } = parseArgs({
   options: {
@@ -124,9 +128,11 @@ async function main() {
     EDS_DB_POOL_SIZE: '16',
   };
   const data = prepareDataset(env);
+  // One key and one address at saturation: with limits on, this would measure 429s.
+  const routeEnv = { ...env, EDS_RATE_LIMIT_PER_KEY: '0', EDS_RATE_LIMIT_UNAUTHENTICATED: '0' };
   const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
   const server = await startEdsServer(
-    env,
+    routeEnv,
     port,
     values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
@@ -164,6 +170,7 @@ async function main() {
     ['unknown key (401)', listUrl, unknownToken()],
   ];
   const selected = values.routes ? routes.filter(([name]) => name.includes(values.routes!)) : routes;
+  const limiter = values.routes === '' || 'limiter'.includes(values.routes);
 
   // Record the real responses; the ceiling serves exactly these bytes.
   const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
@@ -217,6 +224,16 @@ async function main() {
   const peakRss = server.peakRss();
   await server.stop();
   await ceiling.stop();
+  const rateLimits = limiter
+    ? await benchRateLimits({
+        env,
+        organizationId: data.organizationId,
+        encounterId: ex.encounter_id,
+        redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        connections: CONNECTIONS,
+        duration: DURATION,
+      })
+    : undefined;
 
   const report = {
     when: new Date().toISOString(),
@@ -232,6 +249,7 @@ async function main() {
     },
     server_peak_rss_mb: Math.round(peakRss / 2 ** 20),
     rows,
+    rate_limits: rateLimits,
   };
   const file = join(RESULTS, `bench-${values.store}-${N}-${Date.now()}.json`);
   writeFileSync(file, JSON.stringify(report, null, 2));
@@ -245,6 +263,7 @@ async function main() {
       `| ${r.route} | ${r.status} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ceiling_rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.peak_rss_mb} MB |`,
     );
   }
+  if (rateLimits) printRateLimits(rateLimits);
   console.log(`\nwritten: ${file}`);
   if (values.profile) {
     for (const name of readdirSync(profileDir)) {

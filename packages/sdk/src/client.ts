@@ -5,7 +5,8 @@
 import { AudioLink } from './audioLink.js';
 import { inspectCustom } from './inspect.js';
 import { type EncounterWindow, walkPages } from './paginate.js';
-import { type RequestOptions, Transport } from './transport.js';
+import type { RateLimitStatus } from './rateLimit.js';
+import { type Fetched, type RequestOptions, Transport } from './transport.js';
 import type {
   AudioLinkBody,
   DocumentDetail,
@@ -22,7 +23,10 @@ export interface EncounterDataClientOptions {
   apiKey: string;
   /** Per attempt, body included. Default 10,000 ms. */
   timeoutMs?: number;
-  /** Retries after the first attempt, for network failures, timeouts and 503 only. Default 2. */
+  /**
+   * Retries after the first attempt, for network failures, timeouts, 503 and 429 (after the
+   * answer's Retry-After). Default 2.
+   */
   retries?: number;
   /** Ceiling of the first retry's jittered delay. Default 250 ms; doubles per retry. */
   retryBaseDelayMs?: number;
@@ -64,6 +68,70 @@ export class EncounterDataClient {
   /** Route 1: one page of encounters. The server validates the values (422 invalid_*). */
   listEncounters(params: ListEncountersParams = {}, opts?: RequestOptions): Promise<EncounterList> {
     return this.#transport.getJson<EncounterList>(BASE, BASE, listQuery(params), opts);
+  }
+
+  /**
+   * The rate-limit fields of the latest answer that carried them: requests left, seconds until
+   * the quota is full again, the quota and its window. Undefined before the first answer.
+   */
+  get rateLimit(): RateLimitStatus | undefined {
+    return this.#transport.lastRateLimit;
+  }
+
+  /**
+   * Route 1, conditional: sends `If-None-Match: etag` (when given) and resolves to
+   * `{ notModified: true }` if the page has not changed since, else to the page and its ETag.
+   */
+  listEncountersIfChanged(
+    params: ListEncountersParams,
+    etag: string | undefined,
+    opts: RequestOptions = {},
+  ): Promise<Fetched<EncounterList>> {
+    return this.#transport.get<EncounterList>(BASE, BASE, listQuery(params), opts, etag);
+  }
+
+  /** Route 2, conditional (see `listEncountersIfChanged`). */
+  async getEncounterIfChanged(
+    encounterId: string,
+    etag: string | undefined,
+    opts: RequestOptions = {},
+  ): Promise<Fetched<Encounter>> {
+    const path = `${BASE}/${segment('encounterId', encounterId)}`;
+    const fetched = await this.#transport.get<{ encounter: Encounter }>(
+      `${BASE}/{encounter_id}`,
+      path,
+      undefined,
+      opts,
+      etag,
+    );
+    return fetched.notModified ? fetched : { ...fetched, body: fetched.body.encounter };
+  }
+
+  /** Route 3, conditional (see `listEncountersIfChanged`). */
+  async getDocumentIfChanged(
+    encounterId: string,
+    documentId: string,
+    etag: string | undefined,
+    opts: RequestOptions = {},
+  ): Promise<Fetched<DocumentDetail>> {
+    const fetched = await this.#conditionalDocument<{ document: DocumentDetail }>(
+      encounterId,
+      documentId,
+      '',
+      etag,
+      opts,
+    );
+    return fetched.notModified ? fetched : { ...fetched, body: fetched.body.document };
+  }
+
+  /** Route 4, conditional (see `listEncountersIfChanged`). */
+  getTranscriptIfChanged(
+    encounterId: string,
+    documentId: string,
+    etag: string | undefined,
+    opts: RequestOptions = {},
+  ): Promise<Fetched<Transcript>> {
+    return this.#conditionalDocument<Transcript>(encounterId, documentId, '/transcript', etag, opts);
   }
 
   /** Route 2. */
@@ -112,15 +180,23 @@ export class EncounterDataClient {
   }
 
   #document<T>(encounterId: string, documentId: string, suffix: string, opts?: RequestOptions): Promise<T> {
-    const path =
-      `${BASE}/${segment('encounterId', encounterId)}` +
-      `/documents/${segment('documentId', documentId)}${suffix}`;
     return this.#transport.getJson<T>(
-      `${BASE}/{encounter_id}/documents/{document_id}${suffix}`,
-      path,
+      documentRoute(suffix),
+      documentPath(encounterId, documentId, suffix),
       undefined,
       opts,
     );
+  }
+
+  #conditionalDocument<T>(
+    encounterId: string,
+    documentId: string,
+    suffix: string,
+    etag: string | undefined,
+    opts: RequestOptions,
+  ): Promise<Fetched<T>> {
+    const path = documentPath(encounterId, documentId, suffix);
+    return this.#transport.get<T>(documentRoute(suffix), path, undefined, opts, etag);
   }
 
   toString(): string {
@@ -135,6 +211,17 @@ export class EncounterDataClient {
   [inspectCustom](): string {
     return `EncounterDataClient ${JSON.stringify(this.toJSON())}`;
   }
+}
+
+function documentPath(encounterId: string, documentId: string, suffix: string): string {
+  return (
+    `${BASE}/${segment('encounterId', encounterId)}` +
+    `/documents/${segment('documentId', documentId)}${suffix}`
+  );
+}
+
+function documentRoute(suffix: string): string {
+  return `${BASE}/{encounter_id}/documents/{document_id}${suffix}`;
 }
 
 function listQuery(params: ListEncountersParams): URLSearchParams {

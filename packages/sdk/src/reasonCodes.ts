@@ -1,6 +1,6 @@
 /**
- * The reason codes the service answers with: the contract's error table plus the two codes the
- * product adds (`route_not_found`, `method_not_allowed`). Copied, not imported, because the SDK
+ * The reason codes the service answers with: the contract's error table plus the codes the
+ * product adds (`route_not_found`, `method_not_allowed`, `rate_limited`). Copied, not imported, because the SDK
  * has no runtime dependency on the server; a test fails when this list and the server's drift.
  */
 export const REASON_CODES = [
@@ -31,6 +31,7 @@ export const REASON_CODES = [
   'invalid_offset',
   'invalid_sort',
   'invalid_query',
+  'rate_limited',
   'digest_key_unavailable',
   'audio_storage_unavailable',
 ] as const;

@@ -1,10 +1,13 @@
 /**
  * One GET against the API: bearer authentication, a per-attempt timeout, retries with backoff
- * for network failures and 503 only, and translation of every failure into `EdsApiError`.
+ * for network failures, 503 and 429 (after the Retry-After the service asks for), and
+ * translation of every failure into `EdsApiError`. Every answer's rate-limit fields are kept as
+ * the last seen limits; a conditional GET (If-None-Match) may come back "not modified".
  * The API key lives in a private field and is written only into the Authorization header.
  */
 import { backoffDelay, parseRetryAfter, sleep } from './backoff.js';
 import { EdsApiError, EdsNetworkError } from './errors.js';
+import { type RateLimitStatus, readRateLimit } from './rateLimit.js';
 import { isReasonCode } from './reasonCodes.js';
 import type { Problem } from './types.js';
 
@@ -23,11 +26,21 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** An answer to a GET that may be conditional: the body, or "not modified" (304). */
+export type Fetched<T> =
+  | { readonly notModified: false; readonly body: T; readonly etag: string | undefined }
+  | { readonly notModified: true; readonly etag: string | undefined };
+
 const USER_AGENT = 'eds-sdk-node/0.1.0';
+
+/** Statuses retried (within the retry budget): the service is briefly unable, or asks to slow down. */
+const RETRIED_STATUSES = new Set([429, 503]);
 
 export class Transport {
   readonly #apiKey: string;
   readonly #options: Omit<TransportOptions, 'apiKey'>;
+  /** The rate-limit fields of the latest answer that carried them. */
+  lastRateLimit: RateLimitStatus | undefined;
 
   constructor(options: TransportOptions) {
     const { apiKey, ...rest } = options;
@@ -45,6 +58,19 @@ export class Transport {
     query: URLSearchParams | undefined,
     opts: RequestOptions = {},
   ): Promise<T> {
+    const fetched = await this.get<T>(route, path, query, opts, undefined);
+    if (fetched.notModified) throw new Error('unreachable: 304 without If-None-Match');
+    return fetched.body;
+  }
+
+  /** As getJson, sending `If-None-Match: ifNoneMatch` when given; a 304 is "not modified". */
+  async get<T>(
+    route: string,
+    path: string,
+    query: URLSearchParams | undefined,
+    opts: RequestOptions,
+    ifNoneMatch: string | undefined,
+  ): Promise<Fetched<T>> {
     const { retries, retryBaseDelayMs, retryMaxDelayMs } = this.#options;
     const url = this.#url(path, query);
     const label = `GET ${route}`;
@@ -53,13 +79,15 @@ export class Transport {
       const delay = () =>
         backoffDelay(attempt, { baseDelayMs: retryBaseDelayMs, maxDelayMs: retryMaxDelayMs });
       // Only the caller's own abort escapes #attempt as an exception; it ends the call at once.
-      const outcome = await this.#attempt<T>(url, label, attempt, opts.signal);
-      if (!(outcome instanceof EdsApiError)) return outcome.body;
+      const outcome = await this.#attempt<T>(url, label, attempt, opts.signal, ifNoneMatch);
+      if (!(outcome instanceof EdsApiError)) return outcome;
       if (!outcome.retryable || !canRetry) throw outcome;
-      if (outcome.status === 503 && outcome.retryAfterMs !== undefined) {
+      if (RETRIED_STATUSES.has(outcome.status) && outcome.retryAfterMs !== undefined) {
         // Honor Retry-After; when it is longer than we are willing to wait, hand it to the caller.
         if (outcome.retryAfterMs > retryMaxDelayMs) throw outcome;
-        await sleep(Math.max(outcome.retryAfterMs, delay()), opts.signal);
+        // 429: the bucket has a token again after exactly Retry-After; 503: also spread retries.
+        const wait = outcome.status === 429 ? outcome.retryAfterMs : Math.max(outcome.retryAfterMs, delay());
+        await sleep(wait, opts.signal);
       } else {
         await sleep(delay(), opts.signal);
       }
@@ -76,7 +104,8 @@ export class Transport {
     label: string,
     attempt: number,
     callerSignal: AbortSignal | undefined,
-  ): Promise<{ body: T } | EdsApiError> {
+    ifNoneMatch: string | undefined,
+  ): Promise<Fetched<T> | EdsApiError> {
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
     const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
     let response: Response;
@@ -88,6 +117,7 @@ export class Transport {
           authorization: `Bearer ${this.#apiKey}`,
           accept: 'application/json, application/problem+json',
           'user-agent': USER_AGENT,
+          ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
         },
         // The API never redirects; following one could carry the key somewhere unexpected.
         redirect: 'manual',
@@ -109,9 +139,12 @@ export class Transport {
       });
     }
     const requestId = response.headers.get('x-request-id') ?? undefined;
+    this.lastRateLimit = readRateLimit(response.headers) ?? this.lastRateLimit;
+    const etag = response.headers.get('etag') ?? undefined;
+    if (response.status === 304 && ifNoneMatch !== undefined) return { notModified: true, etag };
     if (response.status >= 200 && response.status < 300) {
       try {
-        return { body: JSON.parse(text) as T };
+        return { notModified: false, body: JSON.parse(text) as T, etag };
       } catch {
         return unexpected(response.status, 'The success answer was not JSON.', label, attempt, requestId);
       }
@@ -131,7 +164,7 @@ function problemError(
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
   const problem = parseProblem(text);
   const requestId = problem?.request_id ?? headerRequestId;
-  const retryable = status === 503;
+  const retryable = RETRIED_STATUSES.has(status);
   if (problem && isReasonCode(problem.reason_code)) {
     return new EdsApiError({
       status,

@@ -337,6 +337,67 @@ describe('walking many pages', () => {
   }
 });
 
+describe('rate limits, against a server with small buckets', () => {
+  // The server's clock is the test's: a bucket refills only when the test moves it.
+  let now = Date.parse('2026-06-01T12:00:00Z');
+  let limited: TestServer;
+  let token: string;
+  before(async () => {
+    limited = await startTestServer('sqlite', {
+      env: { EDS_RATE_LIMIT_PER_KEY: '1', EDS_RATE_LIMIT_BURST: '2' },
+      clock: () => now,
+    });
+    const org = await limited.fixtures.organization();
+    await limited.fixtures.encounter(org);
+    ({ token } = await limited.fixtures.key(org));
+  });
+  after(() => limited.close());
+
+  /** A fetch that moves the server's clock by the Retry-After of every 429 it sees. */
+  const refillingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.status === 429) now += Number(response.headers.get('retry-after')) * 1000;
+    return response;
+  };
+
+  it('exposes the last seen limits from the RateLimit fields', async () => {
+    const eds = new EncounterDataClient({ baseUrl: limited.url, apiKey: token, retries: 0 });
+    const beforeAnyAnswer = eds.rateLimit;
+    assert.equal(beforeAnyAnswer, undefined);
+    await eds.listEncounters();
+    assert.deepEqual(
+      { ...eds.rateLimit, observedAt: undefined },
+      { policy: 'key', quota: 2, windowSeconds: 2, remaining: 1, resetSeconds: 1, observedAt: undefined },
+    );
+    await eds.listEncounters();
+    assert.equal(eds.rateLimit?.remaining, 0);
+  });
+
+  it('a 429 beyond the retry budget surfaces as rate_limited with retryAfterMs, and the limits seen', async () => {
+    const eds = new EncounterDataClient({ baseUrl: limited.url, apiKey: token, retries: 0 });
+    const error = await reasonOf(eds.listEncounters());
+    assert.equal(error, '429 rate_limited');
+    assert.equal(eds.rateLimit?.remaining, 0);
+  });
+
+  it('waits for Retry-After on 429 and retries within its budget', async () => {
+    const calls: number[] = [];
+    const eds = new EncounterDataClient({
+      baseUrl: limited.url,
+      apiKey: token,
+      retries: 2,
+      fetch: async (input, init) => {
+        const response = await refillingFetch(input, init);
+        calls.push(response.status);
+        return response;
+      },
+    });
+    const page = await eds.listEncounters();
+    assert.equal(page.items.length, 1);
+    assert.deepEqual(calls, [429, 200]);
+  });
+});
+
 describe('coverage', () => {
   it('every reason code of the contract surfaced through the client above', () => {
     assert.deepEqual(

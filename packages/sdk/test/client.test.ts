@@ -1,6 +1,7 @@
 /**
  * The client against a real node:http server on loopback that the test scripts: routes and
- * encoding, error translation, the retry policy (503 and network failures only), timeouts,
+ * encoding, error translation, the retry policy (503, 429 and network failures), timeouts,
+ * conditional requests (If-None-Match → "not modified"),
  * and that the API key never shows up in anything a caller could log.
  */
 import assert from 'node:assert/strict';
@@ -241,7 +242,6 @@ describe('retries', () => {
   for (const [status, code] of [
     [500, 'unexpected'],
     [502, 'unexpected'],
-    [429, 'unexpected'],
     [400, 'unsupported_filter'],
     [401, 'invalid_key'],
     [404, 'document_not_found'],
@@ -267,6 +267,15 @@ describe('retries', () => {
     assert.equal(server.requests.length, 2);
   });
 
+  it('hands a 429 whose Retry-After is longer than retryMaxDelayMs to the caller, retryable', async () => {
+    const server = await serve((_req, res) => problem(res, 429, 'rate_limited', { 'retry-after': '60' }));
+    const error = await caught(client(server.url).getEncounter('enc_1'));
+    assert.equal(error.reasonCode, 'rate_limited');
+    assert.equal(error.retryable, true);
+    assert.equal(error.retryAfterMs, 60_000);
+    assert.equal(server.requests.length, 1);
+  });
+
   it('hands a Retry-After longer than retryMaxDelayMs to the caller instead of retrying early', async () => {
     const server = await serve((_req, res) =>
       problem(res, 503, 'digest_key_unavailable', { 'retry-after': '120' }),
@@ -274,6 +283,50 @@ describe('retries', () => {
     const error = await caught(client(server.url).getEncounter('enc_1'));
     assert.equal(error.retryAfterMs, 120_000);
     assert.equal(server.requests.length, 1);
+  });
+
+  it('sends If-None-Match and returns "not modified" on 304, else the body and its ETag', async () => {
+    const etag = '"v1-enc_1"';
+    const server = await serve((req, res) => {
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, { etag, 'cache-control': 'no-store' });
+        res.end();
+      } else {
+        json(res, 200, { encounter: ENCOUNTER }, { etag });
+      }
+    });
+    const eds = client(server.url);
+    const first = await eds.getEncounterIfChanged('enc_1', undefined);
+    assert.equal(first.notModified, false);
+    assert.equal(first.etag, etag);
+    assert.deepEqual(first.notModified ? undefined : first.body, ENCOUNTER);
+    assert.equal(server.requests[0]!.headers['if-none-match'], undefined);
+
+    const again = await eds.getEncounterIfChanged('enc_1', etag);
+    assert.deepEqual(again, { notModified: true, etag });
+    assert.equal(server.requests[1]!.headers['if-none-match'], etag);
+
+    const changed = await eds.getEncounterIfChanged('enc_1', '"v0-enc_1"');
+    assert.equal(changed.notModified, false);
+  });
+
+  it('sends If-None-Match on the list, document and transcript routes too', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(304, { etag: '"same"' });
+      res.end();
+    });
+    const eds = client(server.url);
+    assert.equal((await eds.listEncountersIfChanged({ limit: 5 }, '"same"')).notModified, true);
+    assert.equal((await eds.getDocumentIfChanged('enc_1', 'doc_1', '"same"')).notModified, true);
+    assert.equal((await eds.getTranscriptIfChanged('enc_1', 'doc_1', '"same"')).notModified, true);
+    assert.deepEqual(
+      server.requests.map((r) => [r.url, r.headers['if-none-match']]),
+      [
+        ['/external/v1/encounters?limit=5', '"same"'],
+        ['/external/v1/encounters/enc_1/documents/doc_1', '"same"'],
+        ['/external/v1/encounters/enc_1/documents/doc_1/transcript', '"same"'],
+      ],
+    );
   });
 
   it('retries a refused connection, then fails with EdsNetworkError network_error', async () => {

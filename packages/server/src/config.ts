@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 
 export type DatabaseConfig =
@@ -81,6 +82,21 @@ export interface Config {
     readonly leaseMs: number;
     readonly pollIntervalMs: number;
   };
+  readonly rateLimits: RateLimitConfig;
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For is believed; empty: the socket's address. */
+  readonly trustProxy: readonly string[];
+}
+
+/** decisions.md, Rate limits. A rate of 0 turns that limit off. */
+export interface RateLimitConfig {
+  /** Requests a second per API key (an organization may have its own). */
+  readonly perKey: number;
+  /** Bucket size for a key at the deployment's rate. */
+  readonly burst: number;
+  /** Requests a second per client address for requests that identify no key (burst 2×). */
+  readonly unauthenticated: number;
+  /** Buckets shared by every API process when set; otherwise each process limits alone. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -163,6 +179,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       leaseMs: read.int('EDS_WEBHOOK_LEASE_MS', 60_000, 1000, 3_600_000),
       pollIntervalMs: read.int('EDS_WEBHOOK_POLL_MS', 1000, 10, 60_000),
     },
+    // Rate limits and the client address (decisions.md, Rate limits).
+    rateLimits: {
+      perKey: read.int('EDS_RATE_LIMIT_PER_KEY', 100, 0, 1_000_000),
+      burst: read.int('EDS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
+      unauthenticated: read.int('EDS_RATE_LIMIT_UNAUTHENTICATED', 50, 0, 1_000_000),
+      redisUrl: parseRedisUrl(read),
+    },
+    trustProxy: parseTrustProxy(read),
   };
   read.throwIfInvalid();
   return config;
@@ -201,6 +225,33 @@ function parseStorage(read: EnvReader, dataDir: string, cwd: string): StorageCon
     secretAccessKey: read.string('EDS_S3_SECRET_ACCESS_KEY'),
     prefix: read.string('EDS_S3_PREFIX') ?? '',
   };
+}
+
+function parseRedisUrl(read: EnvReader): string | undefined {
+  const raw = read.string('EDS_REDIS_URL');
+  if (raw === undefined) return undefined;
+  try {
+    const url = new URL(raw);
+    if ((url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '') return raw;
+  } catch {}
+  read.fail('EDS_REDIS_URL', 'must be a redis:// or rediss:// URL with a host');
+  return undefined;
+}
+
+/** `EDS_TRUST_PROXY`: comma-separated addresses or CIDRs, as Fastify's trustProxy takes them. */
+function parseTrustProxy(read: EnvReader): readonly string[] {
+  const raw = read.string('EDS_TRUST_PROXY');
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((part) => part.trim());
+  const bad = entries.filter((entry) => {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0 || extra !== undefined) return true;
+    if (prefix === undefined) return false;
+    return !/^\d{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128);
+  });
+  if (bad.length > 0) read.fail('EDS_TRUST_PROXY', 'must be a comma-separated list of IP addresses or CIDRs');
+  return entries;
 }
 
 const SECRET_NAMES = {

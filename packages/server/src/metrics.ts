@@ -80,6 +80,22 @@ export function createMetrics() {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300, 3600],
       registers: [registry],
     }),
+    rateLimited: new Counter({
+      name: 'eds_rate_limited_total',
+      help: 'Requests answered 429 by bucket kind (key, address).',
+      labelNames: ['bucket'] as const,
+      registers: [registry],
+    }),
+    rateLimitRedisUp: new Gauge({
+      name: 'eds_rate_limit_redis_up',
+      help: '1 while rate-limit buckets are shared through Redis; 0 when limiting alone.',
+      registers: [registry],
+    }),
+    rateLimitLocalDecisions: new Counter({
+      name: 'eds_rate_limit_local_decisions_total',
+      help: 'Requests limited by this process alone because Redis could not be reached.',
+      registers: [registry],
+    }),
   };
 }
 

@@ -63,3 +63,15 @@ export function parseGraceSeconds(text: string): number {
   }
   return Number(trimmed);
 }
+
+/**
+ * `--rate-limit N|default`: requests a second per key (0: no limit), or `default` for the
+ * deployment's (a string: commander would turn a null option value into '').
+ */
+export function parseRateLimit(text: string): number | 'default' {
+  if (text === 'default') return text;
+  if (!/^(0|[1-9][0-9]{0,8})$/.test(text)) {
+    throw new InvalidArgumentError('expected a whole number of requests a second (0 for none) or "default".');
+  }
+  return Number(text);
+}

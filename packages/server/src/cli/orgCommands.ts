@@ -10,7 +10,7 @@ import {
   upsertOrganization,
 } from '../store/organizations.js';
 import { toIso } from '../time.js';
-import { parseOnOff, parseRouteGroups, parseTrueFalse } from './optionParsers.js';
+import { parseOnOff, parseRateLimit, parseRouteGroups, parseTrueFalse } from './optionParsers.js';
 import type { runCommand } from './runCommand.js';
 
 export function describeOrganization(org: Organization) {
@@ -20,6 +20,8 @@ export function describeOrganization(org: Organization) {
     allowlisted: org.allowlisted,
     routes: org.routes,
     api_keys_enabled: org.apiKeysEnabled,
+    /** null: the deployment's EDS_RATE_LIMIT_PER_KEY. */
+    rate_limit_per_key: org.rateLimitPerKey,
     created_at: toIso(org.createdAt),
     updated_at: toIso(org.updatedAt),
   };
@@ -56,19 +58,36 @@ export function registerOrgCommands(program: Command, run: typeof runCommand): v
 
   org
     .command('update')
-    .description('change an organization’s allowlisting, route groups or API-key switch')
+    .description('change an organization’s allowlisting, route groups, API-key switch or rate limit')
     .argument('<id>', 'organization id')
     .option('--allowlisted <true|false>', 'external-API allowlist', parseTrueFalse)
     .option('--routes <groups>', 'route groups (replaces the list; "none" for none)', parseRouteGroups)
     .option('--api-keys <on|off>', 'whether its API keys work', parseOnOff)
-    .action((id: string, opts: { allowlisted?: boolean; routes?: RouteGroup[]; apiKeys?: boolean }) =>
+    .option(
+      '--rate-limit <n|default>',
+      'requests a second per key (0: none); "default" follows EDS_RATE_LIMIT_PER_KEY',
+      parseRateLimit,
+    )
+    .action((id: string, opts: UpdateOptions) =>
       run(async ({ services }) => {
         const db = services.store.db;
-        if (opts.allowlisted === undefined && opts.routes === undefined && opts.apiKeys === undefined) {
-          throw new OperatorError('nothing to change: give --allowlisted, --routes or --api-keys');
+        if (
+          opts.allowlisted === undefined &&
+          opts.routes === undefined &&
+          opts.apiKeys === undefined &&
+          opts.rateLimit === undefined
+        ) {
+          throw new OperatorError(
+            'nothing to change: give --allowlisted, --routes, --api-keys or --rate-limit',
+          );
         }
         await mustGet(db, id);
-        const changes = { allowlisted: opts.allowlisted, routes: opts.routes, apiKeysEnabled: opts.apiKeys };
+        const changes = {
+          allowlisted: opts.allowlisted,
+          routes: opts.routes,
+          apiKeysEnabled: opts.apiKeys,
+          rateLimitPerKey: opts.rateLimit === 'default' ? null : opts.rateLimit,
+        };
         const updated = await updateOrganizationSettings(db, id, changes, services.clock());
         return describeOrganization(updated ?? (await mustGet(db, id)));
       }),
@@ -81,6 +100,13 @@ export function registerOrgCommands(program: Command, run: typeof runCommand): v
     .action((id: string) =>
       run(async ({ services }) => describeOrganization(await mustGet(services.store.db, id))),
     );
+}
+
+interface UpdateOptions {
+  allowlisted?: boolean;
+  routes?: RouteGroup[];
+  apiKeys?: boolean;
+  rateLimit?: number | 'default';
 }
 
 async function mustGet(db: Parameters<typeof getOrganization>[0], id: string): Promise<Organization> {

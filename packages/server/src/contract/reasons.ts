@@ -1,6 +1,6 @@
 /**
- * Every reason code the service can answer with: the contract's error table, plus the two codes
- * decisions.md adds (`route_not_found`, `method_not_allowed`). Nothing else may appear in a
+ * Every reason code the service can answer with: the contract's error table, plus the codes
+ * decisions.md adds (`route_not_found`, `method_not_allowed`, `rate_limited`). Nothing else may appear in a
  * problem body; the OpenAPI document, the SDK's union type and the tests all read this table.
  */
 import type { RouteId } from './routes.js';
@@ -53,6 +53,8 @@ export const REASONS = {
   invalid_offset: reason(422, 'Invalid offset', ['listEncounters']),
   invalid_sort: reason(422, 'Invalid sort order', ['listEncounters']),
   invalid_query: reason(422, 'Invalid query', ['listEncounters']),
+
+  rate_limited: reason(429, 'Rate limit exceeded', 'all'),
 
   digest_key_unavailable: reason(503, 'Key verification unavailable', 'all'),
   audio_storage_unavailable: reason(503, 'Audio storage unavailable', ['getAudio']),

@@ -1,11 +1,13 @@
 /**
  * What the API keeps for the life of a process beyond the shared services: the key cache and
- * its cross-process invalidation, the audit queue, and the last-used tracker.
+ * its cross-process invalidation, the audit queue, the last-used tracker and the rate limits.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
 import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';
 import type { VerifyDeps } from '../auth/verifyApiKey.js';
+import { Buckets } from '../rateLimit/buckets.js';
+import { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Services } from '../services.js';
 import { watchAuthChanges } from '../store/authChanges.js';
 import type { CommitWatch } from '../store/commitWatch.js';
@@ -16,6 +18,7 @@ export interface ApiContext {
   readonly keyCache: KeyCache;
   readonly audit: AuditQueue;
   readonly lastUsed: LastUsedTracker;
+  readonly limits: RequestLimits;
   close(): Promise<void>;
 }
 
@@ -34,12 +37,14 @@ export function createApiContext(services: Services): ApiContext {
   });
   const lastUsed = new LastUsedTracker(store.db, logger);
   const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
+  const buckets = new Buckets(config.rateLimits.redisUrl, logger, metrics);
   const watch: CommitWatch = watchAuthChanges(store, pgUrl, () => keyCache.clear());
   return {
     services,
     keyCache,
     audit,
     lastUsed,
+    limits: new RequestLimits(config.rateLimits, buckets, metrics),
     verifyDeps: {
       config,
       store,
@@ -52,6 +57,7 @@ export function createApiContext(services: Services): ApiContext {
       await watch.stop();
       await lastUsed.close();
       await audit.close();
+      await buckets.close();
     },
   };
 }

@@ -28,6 +28,8 @@ export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'req_id' }),
     genReqId: () => newId('req'),
     requestIdHeader: false,
+    // request.ip (rate limits, logs) is the socket's address unless the peer is a named proxy.
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     // Opaque IDs of any length up to the URL limit must reach the handler (then 404), not fail routing.
     routerOptions: { maxParamLength: config.http.maxHeaderBytes },
     requestTimeout: config.http.requestTimeoutMs,

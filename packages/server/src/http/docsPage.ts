@@ -31,7 +31,13 @@ function problemsPage(): string {
 <code>reason_code</code>. Branch on <code>reason_code</code>, not on the text. See the <a href="${DOCS_PREFIX}">API reference</a>.</p>
 <table><thead><tr><th>reason_code</th><th>HTTP</th><th>Meaning</th></tr></thead><tbody>
 ${rows}
-</tbody></table></body></html>`;
+</tbody></table>
+<h2 id="rate-limits">Rate limits</h2><p>Each API key has a token bucket. Every answer to a request
+whose key was identified, errors included, carries <code>RateLimit-Policy: "key";q=&lt;burst&gt;;w=&lt;seconds&gt;</code>
+and <code>RateLimit: "key";r=&lt;requests left&gt;;t=&lt;seconds until full&gt;</code> (draft-ietf-httpapi-ratelimit-headers),
+so a client can pace itself. Over the limit the answer is <code>429</code> <code>rate_limited</code> with
+<code>Retry-After</code> in whole seconds (at least 1): wait that long, then retry. Requests without a valid key
+share a budget per client address and get the same 429 when they exceed it.</p></body></html>`;
 }
 
 async function buildReferenceApp(): Promise<FastifyInstance> {

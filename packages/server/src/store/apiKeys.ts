@@ -86,6 +86,7 @@ export async function findKeyByDigest(
       'o.api_keys_enabled as org_api_keys_enabled',
       'o.created_at as org_created_at',
       'o.updated_at as org_updated_at',
+      'o.rate_limit_per_key as org_rate_limit_per_key',
     ])
     .$if(typeof digests === 'string', (q) => q.where('k.digest', '=', digests as string))
     .$if(typeof digests !== 'string', (q) => q.where('k.digest', 'in', [...digests]))
@@ -102,6 +103,7 @@ export async function findKeyByDigest(
       api_keys_enabled: row.org_api_keys_enabled,
       created_at: row.org_created_at,
       updated_at: row.org_updated_at,
+      rate_limit_per_key: row.org_rate_limit_per_key,
     }),
   };
 }

@@ -11,6 +11,8 @@ export interface Organization {
   apiKeysEnabled: boolean;
   createdAt: number;
   updatedAt: number;
+  /** Requests a second per key; null: the deployment's EDS_RATE_LIMIT_PER_KEY. */
+  rateLimitPerKey: number | null;
 }
 
 export function toOrganization(row: OrganizationRow): Organization {
@@ -22,6 +24,7 @@ export function toOrganization(row: OrganizationRow): Organization {
     apiKeysEnabled: row.api_keys_enabled === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    rateLimitPerKey: row.rate_limit_per_key,
   };
 }
 
@@ -33,7 +36,7 @@ export async function getOrganization(db: Db, id: string): Promise<Organization 
 /** Inserts or replaces by id (imports are idempotent). */
 export async function upsertOrganization(
   db: Db,
-  org: Omit<Organization, 'createdAt'> & { createdAt?: number },
+  org: Omit<Organization, 'createdAt' | 'rateLimitPerKey'> & { createdAt?: number },
 ) {
   const row = {
     id: org.id,
@@ -63,13 +66,20 @@ export async function upsertOrganization(
 export async function updateOrganizationSettings(
   db: Db,
   id: string,
-  changes: { allowlisted?: boolean; routes?: RouteGroup[]; apiKeysEnabled?: boolean },
+  changes: {
+    allowlisted?: boolean;
+    routes?: RouteGroup[];
+    apiKeysEnabled?: boolean;
+    /** null: back to the deployment's rate. */
+    rateLimitPerKey?: number | null;
+  },
   now: number,
 ): Promise<Organization | undefined> {
   const set: Partial<OrganizationRow> = { updated_at: now };
   if (changes.allowlisted !== undefined) set.allowlisted = changes.allowlisted ? 1 : 0;
   if (changes.routes !== undefined) set.routes = JSON.stringify(changes.routes);
   if (changes.apiKeysEnabled !== undefined) set.api_keys_enabled = changes.apiKeysEnabled ? 1 : 0;
+  if (changes.rateLimitPerKey !== undefined) set.rate_limit_per_key = changes.rateLimitPerKey;
   await inTransaction(db, async (tx) => {
     await tx.updateTable('organizations').set(set).where('id', '=', id).execute();
     await notifyAuthChanged(tx);

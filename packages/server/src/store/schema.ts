@@ -15,6 +15,8 @@ export interface OrganizationsTable {
   api_keys_enabled: Flag;
   created_at: number;
   updated_at: number;
+  /** Requests a second per key for this organization's keys; NULL: the deployment's rate. */
+  rate_limit_per_key: number | null;
 }
 
 export type ApiKeyKind = 'organization' | 'user';

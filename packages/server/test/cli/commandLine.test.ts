@@ -29,6 +29,30 @@ test('invalid configuration names the setting, without a stack trace, and exits 
   assert.equal(existsSync(database.url), false, 'nothing was created');
 });
 
+test('bad rate-limit, Redis and proxy settings are refused at start-up, each by its name', async () => {
+  const result = await runEds(
+    ['serve'],
+    cliEnv(database, {
+      EDS_RATE_LIMIT_PER_KEY: '-1',
+      EDS_RATE_LIMIT_BURST: '0',
+      EDS_RATE_LIMIT_UNAUTHENTICATED: 'lots',
+      EDS_REDIS_URL: 'nonsense',
+      EDS_TRUST_PROXY: '10.0.0.0/8,proxy.internal',
+    }),
+  );
+  assert.equal(result.code, 1);
+  for (const name of [
+    'EDS_RATE_LIMIT_PER_KEY',
+    'EDS_RATE_LIMIT_BURST',
+    'EDS_RATE_LIMIT_UNAUTHENTICATED',
+    'EDS_REDIS_URL',
+    'EDS_TRUST_PROXY',
+  ]) {
+    assert.match(result.stderr, new RegExp(`${name} must be`), name);
+  }
+  assert.doesNotMatch(result.stderr, /\n\s+at /);
+});
+
 test('production refuses to run without its secrets and says which are missing', async () => {
   const env = cliEnv(database, { NODE_ENV: 'production' });
   delete env.EDS_KEY_DIGEST_SECRET;

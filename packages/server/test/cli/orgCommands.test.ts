@@ -82,6 +82,18 @@ describe('eds migrate and eds org', () => {
     assert.equal(again.allowlisted, true);
   });
 
+  test('org update --rate-limit sets the organization’s own rate per key, and default clears it', async () => {
+    const created = await edsJson(['org', 'create', '--name', 'Clinic D'], env);
+    assert.equal(created.rate_limit_per_key, null);
+    const id = String(created.organization_id);
+    const limited = await edsJson(['org', 'update', id, '--rate-limit', '25'], env);
+    assert.equal(limited.rate_limit_per_key, 25);
+    assert.equal(limited.allowlisted, false, 'nothing else changed');
+    assert.equal((await edsJson(['org', 'update', id, '--rate-limit', '0'], env)).rate_limit_per_key, 0);
+    const back = await edsJson(['org', 'update', id, '--rate-limit', 'default'], env);
+    assert.equal(back.rate_limit_per_key, null);
+  });
+
   test('bad org commands fail with a clear message and change nothing', async () => {
     const before = await orgRows();
     const existing = before[0]!.id;
@@ -93,6 +105,9 @@ describe('eds migrate and eds org', () => {
       [['org', 'update', existing], /nothing to change/],
       [['org', 'create', '--name', 'X', '--routes', 'encounters,billing'], /unknown route group billing/],
       [['org', 'create'], /required option '--name/],
+      [['org', 'update', existing, '--rate-limit', 'abc'], /--rate-limit.*whole number/],
+      [['org', 'update', existing, '--rate-limit', '-1'], /--rate-limit.*whole number|unknown option/],
+      [['org', 'update', existing, '--allowlisted', 'true', '--rate-limit', '1.5'], /whole number/],
     ];
     // Independent failures: run side by side.
     const results = await Promise.all(cases.map(([args]) => runEds(args, env)));

@@ -58,6 +58,11 @@ export function testEnv(database: TestDatabase, env: Record<string, string> = {}
     EDS_MEDIA_PORT: '0',
     EDS_LOG_LEVEL: 'info',
     EDS_DB_POOL_SIZE: '5',
+    // Keyed limits on (every answer carries the RateLimit fields) but never reached by a test
+    // that is not about them; one test address must not exhaust the unauthenticated budget.
+    EDS_RATE_LIMIT_PER_KEY: '1000000',
+    EDS_RATE_LIMIT_BURST: '10000000',
+    EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
     ...env,
   };
 }

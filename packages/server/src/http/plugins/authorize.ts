@@ -1,14 +1,16 @@
 /**
- * Per-route gate, run in onRequest before anything reads the query: authentication, then route
- * enablement for the caller's organization, then the route's scopes (contract, check order).
+ * Per-route gate, run in onRequest before anything reads the query: authentication and the
+ * rate limits (plugins/rateLimit.ts), then route enablement for the caller's organization, then
+ * the route's scopes (contract and decisions.md, check order).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyRecord } from '../../auth/keyCache.js';
-import { bearerToken, type Caller, verifyApiKey } from '../../auth/verifyApiKey.js';
+import { bearerToken, type Caller } from '../../auth/verifyApiKey.js';
 import type { RouteDefinition } from '../../contract/routes.js';
 import { ApiError } from '../../domain/errors.js';
 import type { ApiContext } from '../apiContext.js';
 import { announceRolledKeyDeadline } from './keyDeadlineHeader.js';
+import { verifyWithinLimits } from './rateLimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,12 +46,13 @@ export function authorizeRoute(route: RouteDefinition, context: ApiContext) {
     if (token !== undefined) request.auditSubject = { keyId: null, organizationId: null };
     const seen: { record?: KeyRecord } = {};
     try {
-      const caller = await verifyApiKey(context.verifyDeps, token, seen);
-      announceRolledKeyDeadline(reply, caller.record.key);
+      const caller = await verifyWithinLimits(context, request, reply, token, seen);
       checkRouteAccess(route, caller.record);
       request.caller = caller;
       context.lastUsed.record(caller.keyId, context.services.clock());
     } finally {
+      // Every answer to a rolled key carries its deadline: refusals after identification too.
+      if (seen.record) announceRolledKeyDeadline(reply, seen.record.key);
       if (seen.record && request.auditSubject) {
         request.auditSubject = { keyId: seen.record.key.id, organizationId: seen.record.organization.id };
       }

@@ -2,7 +2,7 @@
  * Registers one contract route: its schema (which serializes the response and is its OpenAPI
  * entry), the authorization gate, query validation, and a thin handler that calls the domain.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Caller } from '../../auth/verifyApiKey.js';
 import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
@@ -13,6 +13,7 @@ import type { ApiContext } from '../apiContext.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
 import { PROBLEM_CONTENT_TYPE } from '../problem.js';
+import { RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER } from '../responseHeaders.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,12 +27,15 @@ export interface ApiRouteSpec<Params> {
   params?: TSchema;
   querystring?: TSchema;
   response: SchemaName;
+  /** Headers of the 200 beyond the rate-limit fields, for OpenAPI. */
+  responseHeaders?: Record<string, unknown>;
   description: string;
   handle(input: {
     context: ApiContext;
     caller: Caller;
     params: Params;
     request: FastifyRequest;
+    reply: FastifyReply;
   }): Promise<unknown>;
 }
 
@@ -41,6 +45,7 @@ function errorResponses(route: RouteDefinition) {
   for (const [status, codes] of reasonsByStatusFor(route.id)) {
     responses[status] = {
       description: codes.map((code) => `\`${code}\`: ${REASONS[code].title}`).join('; '),
+      headers: status === 429 ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
       content: {
         [PROBLEM_CONTENT_TYPE]: {
           schema: {
@@ -83,6 +88,7 @@ export function registerApiRoute<Params>(
       response: {
         200: {
           description: 'OK',
+          headers: { ...RATE_LIMIT_HEADERS, ...spec.responseHeaders },
           content: { 'application/json': { schema: { $ref: `${spec.response}#` } } },
         },
         ...errorResponses(route),
@@ -90,7 +96,13 @@ export function registerApiRoute<Params>(
     },
     onRequest: [rejectEmptyParams, authorizeRoute(route, context)],
     preValidation: validateQuery(route),
-    handler: async (request) =>
-      spec.handle({ context, caller: request.caller as Caller, params: request.params as Params, request }),
+    handler: async (request, reply) =>
+      spec.handle({
+        context,
+        caller: request.caller as Caller,
+        params: request.params as Params,
+        request,
+        reply,
+      }),
   });
 }

@@ -2,16 +2,27 @@ import { ROUTES } from '../../contract/routes.js';
 import { ListEncountersQuery } from '../../contract/schemas.js';
 import { listEncounters } from '../../domain/encounters.js';
 import { parseListQuery, type RawQuery } from '../../domain/queryValidation.js';
+import { pagingLinks } from '../pagingLinks.js';
+import { LINK_HEADER } from '../responseHeaders.js';
 import type { ApiRouteSpec } from './apiRoute.js';
 
 export const listEncountersRoute: ApiRouteSpec<Record<string, never>> = {
   route: ROUTES.listEncounters,
   querystring: ListEncountersQuery,
   response: 'EncounterList',
+  responseHeaders: LINK_HEADER,
   description:
     'Encounters of your organization, ordered by created_at (ties by encounter_id) in sort_order. ' +
     'Offset pagination without a snapshot: page by created_at windows for sync jobs. Only limit, ' +
-    'offset, sort_order, start_at and end_at are accepted.',
-  handle: async ({ context, caller, request }) =>
-    listEncounters(context.services.store.db, caller, parseListQuery(request.query as RawQuery)),
+    'offset, sort_order, start_at and end_at are accepted. The `Link` header has the `next`, `prev` ' +
+    'and `first` pages (the same query with only offset changed).',
+  handle: async ({ context, caller, request, reply }) => {
+    const body = await listEncounters(
+      context.services.store.db,
+      caller,
+      parseListQuery(request.query as RawQuery),
+    );
+    reply.header('Link', pagingLinks(request.url, body));
+    return body;
+  },
 };

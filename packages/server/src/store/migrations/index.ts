@@ -5,6 +5,7 @@ import * as webhooks from './002_webhooks.js';
 import * as documentSummaryIndex from './003_document_summary_index.js';
 import * as auditRequestCount from './004_audit_request_count.js';
 import * as rotation from './007_rotation.js';
+import * as organizationRateLimit from './008_organization_rate_limit.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '003_document_summary_index': documentSummaryIndex,
   '004_audit_request_count': auditRequestCount,
   '007_rotation': rotation,
+  '008_organization_rate_limit': organizationRateLimit,
 };
 
 export const migrationProvider: MigrationProvider = {

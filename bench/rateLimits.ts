@@ -1,0 +1,220 @@
+/**
+ * The rate limiter's part of `npm run bench` (decisions.md, Rate limits):
+ *
+ * 1. Cost: the encounter detail route on three servers over the same data, measured in turns
+ *    (off, in-process buckets, Redis buckets, then again) so the VM's drift hits all three alike.
+ *    "On" uses a rate no request reaches: every request pays for its bucket and none is refused.
+ *    Targets: ≤ 5 % of throughput without Redis, ≤ 15 % with it.
+ * 2. Isolation: one key floods with every connection while another key makes a steady 50
+ *    requests a second (under its 100); the quiet key's p99 must stay within 2× of its p99 with
+ *    nobody flooding. Run with the deployment's default limits, without and with Redis. The
+ *    flood is wrk in its own process: in this process it would stall the quiet key's client
+ *    (one event loop) and measure the client, not the service. Alone and flooded alternate.
+ */
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+import { type Child, eds, freePort, startEdsServer } from './processes.js';
+
+export interface LimiterBenchOptions {
+  env: Record<string, string>;
+  organizationId: string;
+  encounterId: string;
+  redisUrl: string;
+  connections: number;
+  duration: number;
+}
+
+interface Server {
+  name: string;
+  base: string;
+  child: Child;
+}
+
+const NEVER_REACHED = { EDS_RATE_LIMIT_PER_KEY: '1000000', EDS_RATE_LIMIT_BURST: '10000000' };
+
+async function start(name: string, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const mediaPort = await freePort();
+  const child = await startEdsServer(
+    { ...env, EDS_PORT: String(port), EDS_MEDIA_PORT: String(mediaPort) },
+    port,
+  );
+  return { name, base: `http://127.0.0.1:${port}`, child };
+}
+
+function newKey(options: LimiterBenchOptions): string {
+  return eds(
+    [
+      'key',
+      'create',
+      '--org',
+      options.organizationId,
+      '--scopes',
+      'encounters:read,patients:read,documents:read',
+    ],
+    options.env,
+  ).token;
+}
+
+async function drive(url: string, token: string, connections: number, duration: number, rate?: number) {
+  const r = await autocannon({
+    url,
+    connections,
+    duration,
+    headers: { authorization: `Bearer ${token}` },
+    ...(rate ? { overallRate: rate } : {}),
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    total: r.requests.total,
+  };
+}
+
+/** wrk at saturation with one key: requests a second and the share refused (non-2xx). */
+function flood(url: string, token: string, connections: number, duration: number) {
+  return new Promise<{ rps: number; refused: number }>((resolve, reject) => {
+    const child = spawn('wrk', [
+      '-t1',
+      `-c${connections}`,
+      `-d${duration}s`,
+      '-H',
+      `Authorization: Bearer ${token}`,
+      url,
+    ]);
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('exit', () => {
+      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+      const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
+      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+      resolve({ rps, refused: non2xx / total });
+    });
+  });
+}
+
+interface CostRow {
+  name: string;
+  rps: number;
+  runs: number[];
+  cost: number;
+}
+
+interface IsolationRow {
+  name: string;
+  quiet_alone_p99_ms: number[];
+  quiet_during_flood_p99_ms: number[];
+  ratio: number;
+  quiet_non2xx: number;
+  flood_rps: number;
+  flood_refused_share: number;
+}
+
+export interface LimiterBenchResult {
+  cost: CostRow[];
+  isolation: IsolationRow[];
+}
+
+export async function benchRateLimits(options: LimiterBenchOptions): Promise<LimiterBenchResult> {
+  const { env, connections, duration } = options;
+  const path = `/external/v1/encounters/${options.encounterId}`;
+  const off = { ...env, EDS_RATE_LIMIT_PER_KEY: '0', EDS_RATE_LIMIT_UNAUTHENTICATED: '0' };
+  const servers = [
+    await start('limits off', off),
+    await start('limits on, in-process', { ...env, ...NEVER_REACHED }),
+    await start('limits on, Redis', { ...env, ...NEVER_REACHED, EDS_REDIS_URL: options.redisUrl }),
+  ];
+  const token = newKey(options);
+  const cost: Record<string, number[]> = {};
+  try {
+    for (const server of servers) await drive(`${server.base}${path}`, token, connections, 1);
+    for (let turn = 0; turn < 2; turn++) {
+      for (const server of servers) {
+        const m = await drive(`${server.base}${path}`, token, connections, duration);
+        if (m.non2xx > 0) throw new Error(`${server.name}: ${m.non2xx} answers were not 200`);
+        cost[server.name] = [...(cost[server.name] ?? []), m.rps];
+        console.error(`limiter cost, ${server.name}: ${m.rps.toFixed(0)} req/s p99 ${m.p99} ms`);
+      }
+    }
+  } finally {
+    for (const server of servers) await server.child.stop();
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const baseline = mean(cost['limits off']!);
+  const costRows: CostRow[] = Object.entries(cost).map(([name, runs]) => ({
+    name,
+    rps: mean(runs),
+    runs,
+    cost: 1 - mean(runs) / baseline,
+  }));
+
+  // Isolation, at the deployment's defaults (100 a second per key, burst 200).
+  const isolation: IsolationRow[] = [];
+  for (const [name, extra] of [
+    ['without Redis', {}],
+    ['with Redis', { EDS_REDIS_URL: options.redisUrl }],
+  ] as const) {
+    const server = await start(name, { ...env, EDS_RATE_LIMIT_UNAUTHENTICATED: '0', ...extra });
+    try {
+      const quiet = newKey(options);
+      const flooding = newKey(options);
+      const url = `${server.base}${path}`;
+      await drive(url, quiet, 2, 1, 50);
+      const alone: number[] = [];
+      const flooded: number[] = [];
+      let quietNon2xx = 0;
+      let floodRun = { rps: 0, refused: 0 };
+      for (let turn = 0; turn < 2; turn++) {
+        alone.push((await drive(url, quiet, 2, duration, 50)).p99);
+        const [f, loaded] = await Promise.all([
+          flood(url, flooding, connections, duration + 1),
+          drive(url, quiet, 2, duration, 50),
+        ]);
+        flooded.push(loaded.p99);
+        quietNon2xx += loaded.non2xx;
+        floodRun = f;
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const row: IsolationRow = {
+        name,
+        quiet_alone_p99_ms: alone,
+        quiet_during_flood_p99_ms: flooded,
+        ratio: mean(flooded) / Math.max(mean(alone), 1),
+        quiet_non2xx: quietNon2xx,
+        flood_rps: floodRun.rps,
+        flood_refused_share: floodRun.refused,
+      };
+      isolation.push(row);
+      console.error(
+        `isolation ${name}: quiet p99 ${alone.join(', ')} ms alone, ${flooded.join(', ')} ms during a flood of ${floodRun.rps.toFixed(0)} req/s (${(floodRun.refused * 100).toFixed(0)} % refused)`,
+      );
+    } finally {
+      await server.child.stop();
+    }
+  }
+  return { cost: costRows, isolation };
+}
+
+export function printRateLimits(result: LimiterBenchResult): void {
+  console.log('\nRate limiter cost, encounter detail (targets: ≤ 5 % in-process, ≤ 15 % Redis)');
+  console.log('| server | req/s (mean of turns) | turns | cost vs off |');
+  console.log('|---|---|---|---|');
+  for (const r of result.cost) {
+    console.log(
+      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x) => x.toFixed(0)).join(', ')} | ${(r.cost * 100).toFixed(1)} % |`,
+    );
+  }
+  console.log('\nOne key flooding, another at 50 req/s (target: quiet p99 within 2× of alone)');
+  console.log(
+    '| store | quiet p99 alone ms | quiet p99 during flood ms | ratio | quiet non-200 | flood req/s | flood refused |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of result.isolation) {
+    console.log(
+      `| ${r.name} | ${r.quiet_alone_p99_ms.join(', ')} | ${r.quiet_during_flood_p99_ms.join(', ')} | ${r.ratio.toFixed(2)}× | ${r.quiet_non2xx} | ${r.flood_rps.toFixed(0)} | ${(r.flood_refused_share * 100).toFixed(0)} % |`,
+    );
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Authentication inside the rate limits, in decisions.md's order: an address known to be over
+ * its budget is refused before its token is looked up; a request whose key was identified is
+ * counted against the key (and answered 429 before route enablement, scopes, query and
+ * lookup); a request that identifies no key is counted against its address. Every answer to a
+ * keyed request carries the RateLimit fields, errors included.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyRecord } from '../../auth/keyCache.js';
+import { type Caller, verifyApiKey } from '../../auth/verifyApiKey.js';
+import type { ReasonCode } from '../../contract/reasons.js';
+import { ApiError } from '../../domain/errors.js';
+import { rateLimitFields } from '../../rateLimit/fields.js';
+import type { ApiContext } from '../apiContext.js';
+
+/** The failures of a request that identified no key: counted per client address. */
+const NO_KEY_IDENTIFIED: ReadonlySet<ReasonCode> = new Set([
+  'missing_bearer',
+  'malformed_token',
+  'invalid_key',
+  'test_prefix_not_allowed',
+]);
+
+export async function verifyWithinLimits(
+  context: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string | undefined,
+  seen: { record?: KeyRecord },
+): Promise<Caller> {
+  const { limits, services } = context;
+  const now = services.clock();
+  limits.refuseBlockedAddress(request.ip, now);
+  let caller: Caller;
+  try {
+    caller = await verifyApiKey(context.verifyDeps, token, seen);
+  } catch (error) {
+    if (seen.record) await chargeKey(context, reply, seen.record, now);
+    else if (error instanceof ApiError && NO_KEY_IDENTIFIED.has(error.reasonCode)) {
+      await limits.chargeAddress(request.ip, now);
+    }
+    throw error;
+  }
+  await chargeKey(context, reply, caller.record, now);
+  return caller;
+}
+
+async function chargeKey(
+  context: ApiContext,
+  reply: FastifyReply,
+  record: KeyRecord,
+  now: number,
+): Promise<void> {
+  const limit = await context.limits.chargeKey(record.key.id, record.organization, now, rateLimitFields);
+  if (limit !== undefined) reply.headers(rateLimitFields(limit));
+}

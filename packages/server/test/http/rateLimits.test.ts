@@ -1,0 +1,170 @@
+/**
+ * Rate limits (decisions.md, Rate limits): per-key token buckets with the organization's own
+ * rate, the per-address budget for requests that identify no key, the RateLimit fields, 429
+ * rate_limited with Retry-After, and their place in the check order. Time is a test clock:
+ * buckets refill only when the test moves it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { updateOrganizationSettings } from '../../src/store/organizations.js';
+import { testClock } from '../support/clock.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { forEachStore } from '../support/stores.js';
+import { buildWorld, type World } from '../support/world.js';
+
+const LIMITS = {
+  EDS_RATE_LIMIT_PER_KEY: '2',
+  EDS_RATE_LIMIT_BURST: '3',
+  EDS_RATE_LIMIT_UNAUTHENTICATED: '1',
+};
+
+forEachStore('rate limits', (kind) => {
+  let server: TestServer;
+  let world: World;
+  const clock = testClock();
+  before(async () => {
+    server = await startTestServer(kind, { env: LIMITS, clock: clock.now });
+    world = await buildWorld(server.fixtures, server.putObject);
+  });
+  after(() => server.close());
+
+  const list = '/external/v1/encounters';
+
+  test('a key gets its burst, then 429 rate_limited with Retry-After and the RateLimit fields', async () => {
+    const { token } = await server.fixtures.key(world.orgA);
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await server.api.get(list, { token });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get('ratelimit-policy'), '"key";q=3;w=2');
+      remaining.push(r.headers.get('ratelimit') ?? '');
+    }
+    assert.deepEqual(
+      remaining.map((f) => /r=(\d+)/.exec(f)?.[1]),
+      ['2', '1', '0'],
+    );
+    const refused = await server.api.get(list, { token });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.reason_code, 'rate_limited');
+    assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.equal(refused.headers.get('ratelimit-policy'), '"key";q=3;w=2');
+    assert.match(refused.headers.get('ratelimit') ?? '', /^"key";r=0;t=\d+$/);
+    assert.equal(refused.headers.get('cache-control'), 'no-store');
+    assert.ok(refused.headers.get('x-request-id'));
+
+    clock.advance(500); // one token at 2 a second
+    assert.equal((await server.api.get(list, { token })).status, 200);
+    assert.equal((await server.api.get(list, { token })).status, 429);
+  });
+
+  test('one key over its limit leaves another key of the same organization alone', async () => {
+    const flooding = await server.fixtures.key(world.orgA);
+    const quiet = await server.fixtures.key(world.orgA);
+    for (let i = 0; i < 4; i++) await server.api.get(list, { token: flooding.token });
+    assert.equal((await server.api.get(list, { token: flooding.token })).status, 429);
+    assert.equal((await server.api.get(list, { token: quiet.token })).status, 200);
+  });
+
+  test('429 comes after the key is identified and before scopes, route enablement and the query', async () => {
+    const unscoped = await server.fixtures.key(world.orgA, { scopes: [] });
+    for (let i = 0; i < 3; i++) {
+      const r = await server.api.get(`${list}?limit=abc`, { token: unscoped.token });
+      assert.equal(r.body.reason_code, 'missing_scope');
+      assert.ok(r.headers.get('ratelimit'), 'errors to keyed requests carry the fields too');
+    }
+    const r = await server.api.get(`${list}?limit=abc`, { token: unscoped.token });
+    assert.equal(r.body.reason_code, 'rate_limited');
+
+    const blocked = await server.fixtures.organization({ allowlisted: false });
+    const blockedKey = await server.fixtures.key(blocked);
+    for (let i = 0; i < 3; i++) {
+      const r = await server.api.get(`/external/v1/encounters/${world.encounter}`, {
+        token: blockedKey.token,
+      });
+      assert.equal(r.body.reason_code, 'organization_not_allowlisted');
+    }
+    const last = await server.api.get(`/external/v1/encounters/${world.encounter}`, {
+      token: blockedKey.token,
+    });
+    assert.equal(last.body.reason_code, 'rate_limited');
+  });
+
+  test("an organization's own rate applies to its keys, and `default` goes back to the deployment's", async () => {
+    const org = await server.fixtures.organization();
+    await updateOrganizationSettings(server.services.store.db, org, { rateLimitPerKey: 10 }, clock.now());
+    const { token } = await server.fixtures.key(org);
+    const r = await server.api.get(list, { token });
+    assert.equal(r.status, 200);
+    // The deployment's burst-to-rate ratio (3 : 2) kept: 10 a second, burst 15.
+    assert.equal(r.headers.get('ratelimit-policy'), '"key";q=15;w=2');
+    for (let i = 0; i < 14; i++) assert.equal((await server.api.get(list, { token })).status, 200);
+    assert.equal((await server.api.get(list, { token })).status, 429);
+
+    const unlimited = await server.fixtures.organization();
+    await updateOrganizationSettings(
+      server.services.store.db,
+      unlimited,
+      { rateLimitPerKey: 0 },
+      clock.now(),
+    );
+    const free = await server.fixtures.key(unlimited);
+    for (let i = 0; i < 6; i++) {
+      const answer = await server.api.get(list, { token: free.token });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get('ratelimit'), null, 'no limit, no fields');
+    }
+  });
+});
+
+test('requests that identify no key share a per-address budget, checked before any token lookup', async () => {
+  const clock = testClock();
+  const server = await startTestServer('sqlite', { env: LIMITS, clock: clock.now });
+  try {
+    const world = await buildWorld(server.fixtures, server.putObject);
+    const path = '/external/v1/encounters';
+    assert.equal((await server.api.get(path)).body.reason_code, 'missing_bearer');
+    assert.equal(
+      (await server.api.get(path, { token: 'eds_live_junk' })).body.reason_code,
+      'malformed_token',
+    );
+    const refused = await server.api.get(path, { token: 'eds_live_junk' });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.reason_code, 'rate_limited');
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    assert.equal(refused.headers.get('ratelimit'), null, 'no key, no key fields');
+
+    // Over budget: even a good key from this address is refused before it is looked up.
+    const blocked = await server.api.get(path, { token: world.token });
+    assert.equal(blocked.body.reason_code, 'rate_limited');
+
+    clock.advance(Number(refused.headers.get('retry-after')) * 1000);
+    assert.equal((await server.api.get(path, { token: world.token })).status, 200);
+    // Keyed requests (within their own burst of 3) do not spend the address budget.
+    for (let i = 0; i < 2; i++)
+      assert.equal((await server.api.get(path, { token: world.token })).status, 200);
+    assert.equal((await server.api.get(path)).body.reason_code, 'missing_bearer');
+  } finally {
+    await server.close();
+  }
+});
+
+test('the client address comes from X-Forwarded-For only when the peer is a named proxy', async () => {
+  const path = '/external/v1/encounters';
+  const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
+  for (const trusted of [true, false]) {
+    const env: Record<string, string> = {
+      ...LIMITS,
+      ...(trusted ? { EDS_TRUST_PROXY: '127.0.0.1/8,::1' } : {}),
+    };
+    const server = await startTestServer('sqlite', { env, clock: testClock().now });
+    try {
+      for (let i = 0; i < 2; i++) await server.api.get(path, from('203.0.113.7'));
+      assert.equal((await server.api.get(path, from('203.0.113.7'))).status, 429);
+      const other = await server.api.get(path, from('198.51.100.9'));
+      assert.equal(other.status, trusted ? 401 : 429, `trusted=${trusted}`);
+    } finally {
+      await server.close();
+    }
+  }
+});

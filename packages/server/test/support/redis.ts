@@ -1,0 +1,52 @@
+/**
+ * A private redis-server for one test file, on a free port, with no persistence: the test may
+ * stop and restart it without touching the machine's shared Redis.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { freePort } from './processes.js';
+
+export interface TestRedis {
+  url: string;
+  /** Kills the server and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (empty: nothing was saved). */
+  start(): Promise<void>;
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function startTestRedis(): Promise<TestRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; !(await ping(port)); i++) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited ${child.exitCode}`);
+      if (i > 400) throw new Error('redis-server did not start');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const stop = async () => {
+    const running = child;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, start, stop };
+}
