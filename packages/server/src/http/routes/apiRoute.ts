@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Caller } from '../../auth/verifyApiKey.js';
+import { problemExample, SUCCESS_EXAMPLES } from '../../contract/examples.js';
 import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
 import type { RouteDefinition } from '../../contract/routes.js';
 import { Problem, type SchemaName } from '../../contract/schemas.js';
@@ -25,7 +26,7 @@ export interface ApiRouteSpec<Params> {
   route: RouteDefinition;
   params?: TSchema;
   querystring?: TSchema;
-  response: SchemaName;
+  response: SchemaName & keyof typeof SUCCESS_EXAMPLES;
   description: string;
   handle(input: {
     context: ApiContext;
@@ -47,6 +48,9 @@ function errorResponses(route: RouteDefinition) {
             ...Problem,
             properties: { ...Problem.properties, reason_code: { type: 'string', enum: codes } },
           },
+          examples: Object.fromEntries(
+            codes.map((code) => [code, { summary: REASONS[code].title, value: problemExample(code) }]),
+          ),
         },
       },
     };
@@ -83,7 +87,12 @@ export function registerApiRoute<Params>(
       response: {
         200: {
           description: 'OK',
-          content: { 'application/json': { schema: { $ref: `${spec.response}#` } } },
+          content: {
+            'application/json': {
+              schema: { $ref: `${spec.response}#` },
+              example: SUCCESS_EXAMPLES[spec.response],
+            },
+          },
         },
         ...errorResponses(route),
       },
