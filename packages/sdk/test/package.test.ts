@@ -1,5 +1,5 @@
 /**
- * The SDK as a partner gets it: `npm pack`, then the tarball installed into empty projects with
+ * The SDK as a partner gets it: `npm pack` of the build, then the tarball installed into empty projects with
  * no network and an empty npm cache (so it must need nothing downloaded), then a plain
  * JavaScript ES module, a CommonJS script and a strict TypeScript project (type-checked under
  * `nodenext` and `bundler` resolution, without skipLibCheck, then run) call a real server.
@@ -51,7 +51,10 @@ let packed: string[];
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'eds-sdk-package-'));
   const cache = join(dir, 'npm-cache');
-  const { stdout } = await npm(['pack', '--json', '--pack-destination', dir], SDK, cache);
+  // The build `npm test` made first (pretest). Packing without scripts: a rebuild here would
+  // replace dist/ under the other test files that import it meanwhile.
+  assert.ok(existsSync(join(SDK, 'dist/esm/index.js')), 'build the SDK first: npm run build -w packages/sdk');
+  const { stdout } = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], SDK, cache);
   const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as {
     filename: string;
     files: { path: string }[];
