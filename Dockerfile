@@ -9,11 +9,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
     && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
 COPY packages/server/package.json packages/server/
-COPY packages/sdk/package.json packages/sdk/
+# The SDK workspace builds itself on install (its `prepare`), so its sources come first.
+COPY packages/sdk packages/sdk
 RUN npm ci --no-fund --no-audit
 COPY tsconfig.base.json ./
 COPY packages/server packages/server
-COPY packages/sdk packages/sdk
 RUN npm run build -w packages/server && npm prune --omit=dev --no-fund --no-audit
 
 FROM node:20-bookworm-slim

@@ -41,7 +41,10 @@ export async function* walkPages(
   let tail: { createdAt: string; ids: Set<string> } | undefined;
 
   for (;;) {
-    const page = await list({ limit, offset, sort_order: sortOrder, start_at: startAt, end_at: endAt }, opts);
+    const params: ListEncountersParams = { limit, offset, sort_order: sortOrder };
+    if (startAt !== undefined) params.start_at = startAt;
+    if (endAt !== undefined) params.end_at = endAt;
+    const page = await list(params, opts);
     const fresh = page.items.filter(
       (e) => !(skip && e.created_at === skip.createdAt && skip.ids.has(e.encounter_id)),
     );

@@ -4,7 +4,7 @@
  * generated from them. Nullable fields are `anyOf [T, null]` and always present.
  */
 import Type, { type Static, type TSchema } from 'typebox';
-import { LIST_QUERY } from './listQuery.js';
+import { LIST_QUERY, type SortOrder } from './listQuery.js';
 import { REASON_CODES, type ReasonCode } from './reasons.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -159,11 +159,14 @@ export const ListEncountersQuery = Type.Object(
         description: 'Canonical decimal integer.',
       }),
     ),
+    // A plain string enum (not a union of literals), so the reference shows the choices.
     sort_order: Type.Optional(
-      Type.Union(
-        LIST_QUERY.sortOrders.map((s) => Type.Literal(s)),
-        { default: LIST_QUERY.defaultSort, description: 'Order by created_at, ties by encounter_id.' },
-      ),
+      Type.Unsafe<SortOrder>({
+        type: 'string',
+        enum: [...LIST_QUERY.sortOrders],
+        default: LIST_QUERY.defaultSort,
+        description: 'Order by created_at, ties by encounter_id.',
+      }),
     ),
     start_at: Type.Optional(
       Type.String({

@@ -10,9 +10,11 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { REASON_CODES, REASONS } from '../contract/reasons.js';
 import { ApiError } from '../domain/errors.js';
+import { DOCS_ICON_SVG } from './docsIcon.js';
 import { OPENAPI_PATH } from './openapi.js';
 
 export const DOCS_PREFIX = '/docs';
+export const DOCS_ICON_PATH = `${DOCS_PREFIX}/favicon.svg`;
 
 const escapeHtml = (text: string) =>
   text.replace(
@@ -25,7 +27,7 @@ function problemsPage(): string {
     (code) =>
       `<tr id="${code}"><td><code>${code}</code></td><td>${REASONS[code].status}</td><td>${escapeHtml(REASONS[code].title)}</td></tr>`,
   ).join('\n');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Problem types · Encounter Data Service</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Problem types · Encounter Data Service</title><link rel="icon" type="image/svg+xml" href="${DOCS_ICON_PATH}">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}td,th{padding:.3rem .8rem;text-align:left;border-bottom:1px solid #ddd}:target{background:#fff6bf}</style>
 </head><body><h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a
 <code>reason_code</code>. Branch on <code>reason_code</code>, not on the text. See the <a href="${DOCS_PREFIX}">API reference</a>.</p>
@@ -62,6 +64,15 @@ async function buildReferenceApp(): Promise<FastifyInstance> {
   return reference;
 }
 
+/** The renderer's page names no icon (browsers would then ask for a /favicon.ico that 404s). */
+function withIcon(payload: Buffer, headers: Record<string, string | string[]>): Buffer {
+  if (!String(headers['content-type'] ?? '').startsWith('text/html')) return payload;
+  const html = payload.toString('utf8');
+  if (html.includes('rel="icon"')) return payload;
+  const link = `<link rel="icon" type="image/svg+xml" href="${DOCS_ICON_PATH}" />`;
+  return Buffer.from(html.replace('<head>', `<head>\n    ${link}`), 'utf8');
+}
+
 /** Hop-by-hop and length headers belong to each connection, not to the forwarded answer. */
 const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
 
@@ -89,7 +100,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value as string | string[];
     }
-    const kept = { status: answer.statusCode, headers, payload: answer.rawPayload };
+    const kept = { status: answer.statusCode, headers, payload: withIcon(answer.rawPayload, headers) };
     if (kept.status < 400) answers.set(path, kept);
     return kept;
   };
@@ -108,6 +119,10 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => {
     if (reference) await (await reference.catch(() => undefined))?.close();
   });
+  // A static route outranks the `/docs/*` wildcard, so the icon never reaches the renderer.
+  app.get(DOCS_ICON_PATH, { schema: { hide: true }, logLevel: 'silent' }, async (_request, reply) =>
+    reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(DOCS_ICON_SVG),
+  );
   const page = problemsPage();
   app.get(`${DOCS_PREFIX}/problems`, { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(page),

@@ -5,6 +5,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { webhooksSection } from './openapiWebhooks.js';
 
 export const OPENAPI_PATH = '/openapi/v1/openapi.json';
 
@@ -29,6 +30,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           name: 'documents',
           description: 'Document, transcript and audio routes (route group `documents`).',
         },
+        {
+          name: 'webhooks',
+          description: 'Signed events the service POSTs to your receiver (see `recording.transcript_ready`).',
+        },
       ],
       security: [{ bearerAuth: [] }],
       components: {
@@ -49,7 +54,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   });
   let document: unknown;
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) => {
-    document ??= app.swagger();
+    // OpenAPI 3.1's top-level `webhooks`, beside the generated paths.
+    document ??= { ...app.swagger(), webhooks: webhooksSection(config.webhooks) };
     return reply.type('application/json').send(document);
   });
 }

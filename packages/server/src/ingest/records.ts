@@ -80,10 +80,21 @@ export interface DocumentRecord {
 
 export type ImportRecord = OrganizationRecord | PatientRecord | EncounterRecord | DocumentRecord;
 
-/** A refused line still names what it meant to define, when it can, so references to it are not reported too. */
+/** The references a line names, as far as they are readable strings. */
+export interface LineReferences {
+  organizationId?: string;
+  patientId?: string;
+  encounterId?: string;
+}
+
+/**
+ * A refused line still names what it meant to define, when it can, so references to it are not
+ * reported too; and the references it makes, so a dangling one is reported in the same pass as
+ * its field errors (one round of fixes per file, not two).
+ */
 export type ParsedLine =
   | { ok: true; record: ImportRecord }
-  | { ok: false; reasons: string[]; declares?: { kind: RecordKind; id: string } };
+  | { ok: false; reasons: string[]; declares?: { kind: RecordKind; id: string }; refers?: LineReferences };
 
 const AUDIO_TYPES: Readonly<Record<string, string>> = {
   '.wav': 'audio/wav',
@@ -116,9 +127,26 @@ export function parseImportLine(text: string): ParsedLine {
   const record = READERS[kind as RecordKind](f);
   const reasons = f.problems();
   if (reasons.length === 0) return { ok: true, record };
-  return typeof value.id === 'string' && value.id !== ''
-    ? { ok: false, reasons, declares: { kind: kind as RecordKind, id: value.id } }
-    : { ok: false, reasons };
+  const refused: ParsedLine = { ok: false, reasons, refers: referencesOf(kind as RecordKind, value) };
+  if (typeof value.id === 'string' && value.id !== '')
+    refused.declares = { kind: kind as RecordKind, id: value.id };
+  return refused;
+}
+
+/** The reference fields of a refused line that are usable IDs (the others have their own reasons). */
+function referencesOf(kind: RecordKind, value: Record<string, unknown>): LineReferences {
+  const id = (field: string) => {
+    const v = value[field];
+    return typeof v === 'string' && v !== '' && v.length <= MAX_ID_LENGTH ? v : undefined;
+  };
+  const refs: LineReferences = {};
+  const organizationId = kind === 'patient' || kind === 'encounter' ? id('organization_id') : undefined;
+  const patientId = kind === 'encounter' ? id('patient_id') : undefined;
+  const encounterId = kind === 'document' ? id('encounter_id') : undefined;
+  if (organizationId !== undefined) refs.organizationId = organizationId;
+  if (patientId !== undefined) refs.patientId = patientId;
+  if (encounterId !== undefined) refs.encounterId = encounterId;
+  return refs;
 }
 
 const READERS: { [K in RecordKind]: (f: Fields) => ImportRecord } = {

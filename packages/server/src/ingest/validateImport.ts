@@ -8,7 +8,7 @@ import type { Db } from '../store/database.js';
 import { resolveAudioPath } from './audioSource.js';
 import { readNdjsonLines } from './ndjsonLines.js';
 import { ProblemList } from './problems.js';
-import { parseImportLine, RECORD_KINDS, type RecordKind } from './records.js';
+import { type LineReferences, parseImportLine, RECORD_KINDS, type RecordKind } from './records.js';
 
 /** Kind codes in the per-line index; 0 is a blank line. Also the write order (references first). */
 export const KIND_CODE: Readonly<Record<RecordKind, number>> = {
@@ -42,6 +42,8 @@ interface Seen {
   patients: Map<string, { line: number; organizationId: string }>;
   encounters: Map<string, { line: number; organizationId: string; patientId: string }>;
   documents: Map<string, { line: number; encounterId: string }>;
+  /** References made by refused lines: checked too, so one pass reports everything. */
+  refusedReferences: { line: number; refers: LineReferences }[];
 }
 
 const LOOKUP_CHUNK = 500;
@@ -58,6 +60,7 @@ export async function validateImport(
     patients: new Map(),
     encounters: new Map(),
     documents: new Map(),
+    refusedReferences: [],
   };
   const counts = Object.fromEntries(RECORD_KINDS.map((k) => [k, 0])) as Record<RecordKind, number>;
   const audio: AudioSource[] = [];
@@ -76,6 +79,7 @@ export async function validateImport(
     if (!parsed.ok) {
       for (const reason of parsed.reasons) problems.add(number, reason);
       if (parsed.declares) seen.refused[parsed.declares.kind].add(parsed.declares.id);
+      if (parsed.refers) seen.refusedReferences.push({ line: number, refers: parsed.refers });
       continue;
     }
     const record = parsed.record;
@@ -139,16 +143,22 @@ async function checkReferences(db: Db, seen: Seen, problems: ProblemList): Promi
     if (!seen.organizations.has(p.organizationId)) wantedOrgs.add(p.organizationId);
   for (const e of seen.encounters.values())
     if (!seen.organizations.has(e.organizationId)) wantedOrgs.add(e.organizationId);
+  for (const { refers } of seen.refusedReferences)
+    if (refers.organizationId !== undefined && !seen.organizations.has(refers.organizationId))
+      wantedOrgs.add(refers.organizationId);
   const storedOrgs = await existingIds(db, wantedOrgs);
   const orgExists = (id: string) =>
     seen.organizations.has(id) || storedOrgs.has(id) || seen.refused.organization.has(id);
 
   const patientIds = new Set(seen.patients.keys());
   for (const e of seen.encounters.values()) patientIds.add(e.patientId);
+  for (const { refers } of seen.refusedReferences) if (refers.patientId) patientIds.add(refers.patientId);
   const storedPatients = await organizationsOf(db, 'patients', patientIds);
 
   const encounterIds = new Set(seen.encounters.keys());
   for (const d of seen.documents.values()) encounterIds.add(d.encounterId);
+  for (const { refers } of seen.refusedReferences)
+    if (refers.encounterId) encounterIds.add(refers.encounterId);
   const storedEncounters = await organizationsOf(db, 'encounters', encounterIds);
 
   const storedDocuments = await organizationsOf(db, 'documents', seen.documents.keys());
@@ -179,6 +189,22 @@ async function checkReferences(db: Db, seen: Seen, problems: ProblemList): Promi
         `patient ${e.patientId} belongs to organization ${patientOrg}, not to the encounter's organization ${e.organizationId}`,
       );
     }
+  }
+
+  // A refused line's references: only whether they exist (its other checks wait for its fields).
+  const known = {
+    patient: (id: string) => seen.patients.has(id) || storedPatients.has(id) || seen.refused.patient.has(id),
+    encounter: (id: string) =>
+      seen.encounters.has(id) || storedEncounters.has(id) || seen.refused.encounter.has(id),
+  };
+  for (const { line, refers } of seen.refusedReferences) {
+    const { organizationId, patientId, encounterId } = refers;
+    if (organizationId !== undefined && !orgExists(organizationId))
+      problems.add(line, notFound('organization_id', organizationId));
+    if (patientId !== undefined && !known.patient(patientId))
+      problems.add(line, notFound('patient_id', patientId));
+    if (encounterId !== undefined && !known.encounter(encounterId))
+      problems.add(line, notFound('encounter_id', encounterId));
   }
 
   const encounterOrganization = new Map<string, string>();

@@ -6,9 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { compileErrors, validate } from '@readme/openapi-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { LIST_QUERY } from '../../src/contract/listQuery.js';
 import { reasonsByStatusFor } from '../../src/contract/reasons.js';
 import { ROUTE_LIST } from '../../src/contract/routes.js';
+import { WEBHOOK_HEADERS } from '../../src/contract/webhook.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -106,4 +109,68 @@ test('happy: response schemas are closed (no field outside the contract) and nul
     'workflow_variant',
   ]);
   assert.ok(!doc.components.schemas.DocumentDetail.required.includes('content'));
+});
+
+/** Validates `value` against the schema at a JSON pointer into the served document. */
+function schemaCheck() {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (a: unknown) => void)(ajv);
+  ajv.addSchema(doc, 'openapi.json');
+  return (pointer: string, value: unknown) => {
+    const check = ajv.compile({ $ref: `openapi.json#${pointer}` });
+    assert.ok(check(value), `${pointer}: ${JSON.stringify(check.errors)}`);
+  };
+}
+const escapePointer = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
+
+test('happy: every 200 and every problem shows an example that its own schema accepts', () => {
+  const check = schemaCheck();
+  for (const route of ROUTE_LIST) {
+    const path = openApiPath(route.path);
+    const base = `/paths/${escapePointer(path)}/get/responses`;
+    const responses = doc.paths[path].get.responses;
+    const ok = responses['200'].content['application/json'];
+    assert.ok(ok.example, `${route.id} 200 has an example`);
+    check(`${base}/200/content/application~1json/schema`, ok.example);
+    for (const [status, codes] of reasonsByStatusFor(route.id)) {
+      const problem = responses[status].content['application/problem+json'];
+      assert.deepEqual(Object.keys(problem.examples), codes, `${route.id} ${status}: one example per code`);
+      for (const code of codes) {
+        const example = problem.examples[code].value;
+        assert.equal(example.reason_code, code);
+        assert.equal(example.status, status);
+        assert.ok(example.detail.length > 0);
+        check(`${base}/${status}/content/application~1problem+json/schema`, example);
+      }
+    }
+  }
+});
+
+test('happy: sort_order is a plain string enum, so the reference lists asc and desc', () => {
+  const list = doc.paths['/external/v1/encounters'].get;
+  const sort = list.parameters.find((p: { name: string }) => p.name === 'sort_order');
+  assert.equal(sort.schema.type, 'string');
+  assert.deepEqual(sort.schema.enum, [...LIST_QUERY.sortOrders]);
+  assert.equal(sort.schema.default, LIST_QUERY.defaultSort);
+  assert.equal(sort.schema.anyOf, undefined);
+});
+
+test('happy: the recording.transcript_ready webhook is described: body, the five headers, verification, retries', () => {
+  const hook = doc.webhooks['recording.transcript_ready'].post;
+  const body = hook.requestBody.content['application/json'];
+  assert.equal(body.schema.$ref, '#/components/schemas/WebhookEvent');
+  schemaCheck()('/components/schemas/WebhookEvent', body.example);
+  const headers: { name: string; required: boolean }[] = hook.parameters.filter(
+    (p: { in: string }) => p.in === 'header',
+  );
+  assert.deepEqual(
+    headers.map((p) => p.name),
+    Object.values(WEBHOOK_HEADERS).map((name) => `Eds-${name}`),
+  );
+  for (const header of headers) assert.equal(header.required, true);
+  assert.match(hook.description, /HMAC-SHA256/);
+  assert.match(hook.description, /300 s/);
+  assert.match(hook.description, /Retries/);
+  assert.match(hook.description, /verifyWebhook/);
+  assert.ok(doc.tags.some((t: { name: string }) => t.name === 'webhooks'));
 });

@@ -130,6 +130,21 @@ forEachStore('eds import', (kind) => {
     assert.deepEqual(body.resources, { encounter_id: ids.enc, document_id: ids.ambient });
   });
 
+  test('the example file of docs/import.md (examples/import/clinic.ndjson) imports with its recording', async () => {
+    const example = join(import.meta.dirname, '../../../../examples/import/clinic.ndjson');
+    const result = await importNdjsonFile(services, example);
+    assert.deepEqual(result, {
+      imported: { organization: 1, patient: 2, encounter: 2, document: 3, transcript_ready_events: 1 },
+    });
+    const state = await snapshot('org_ExampleNorthHarbourFP');
+    const recording = state.recordings[0]!;
+    assert.ok(await services.media.exists(recording.object_key));
+    assert.deepEqual(
+      readFileSync(join(mediaDir, recording.object_key)),
+      readFileSync(join(example, '../recordings/doc_Ex2AmbientVisitRecording.wav')),
+    );
+  });
+
   test('re-importing the same file leaves the same state and emits no new event', async () => {
     const { ids, lines } = exampleLines(unique());
     const file = writeImportFile(lines);
@@ -255,6 +270,36 @@ forEachStore('eds import', (kind) => {
       await db().selectFrom('organizations').select('id').where('id', '=', other).execute(),
       [],
     );
+  });
+
+  test('one pass reports field errors and dangling references together, each with its line', async () => {
+    const { lines } = exampleLines(unique());
+    const [org, patient, encounter, note] = lines as Record<string, unknown>[];
+    const file = writeImportFile([
+      org!,
+      { ...patient!, date_of_birth: 'not a date' },
+      // A bad field and a dangling reference on one line: both are reported now.
+      { ...encounter!, status: 7, patient_id: 'pat_nowhere' },
+      { ...note!, id: `doc_z${unique()}`, created_at: 'yesterday', encounter_id: 'enc_nowhere' },
+      { ...patient!, id: `pat_z${unique()}`, first_name: '', organization_id: 'org_nowhere' },
+      { ...note!, id: `doc_y${unique()}`, encounter_id: 'enc_elsewhere' },
+    ]);
+    const problems = (await rejected(file)).problems.map((p) => `${p.line}: ${p.message}`);
+    const on = (line: number) => problems.filter((p) => p.startsWith(`${line}: `));
+    assert.equal(on(2).length, 1);
+    assert.match(on(2)[0]!, /date_of_birth must be a calendar date/);
+    assert.equal(on(3).length, 2, problems.join('\n'));
+    assert.match(on(3).join(), /status must be/);
+    assert.match(on(3).join(), /patient_id "pat_nowhere" exists neither in the file nor in the database/);
+    assert.match(on(4).join(), /created_at must be an RFC 3339/);
+    assert.match(on(4).join(), /encounter_id "enc_nowhere" exists neither/);
+    assert.match(on(5).join(), /first_name must be a non-empty string/);
+    assert.match(on(5).join(), /organization_id "org_nowhere" exists neither/);
+    assert.deepEqual(on(6), [
+      '6: encounter_id "enc_elsewhere" exists neither in the file nor in the database',
+    ]);
+    // The patient refused on line 2 still counts as defined: line 3 is not told it is missing.
+    assert.ok(!problems.some((p) => p.includes(String(patient!.id))), problems.join('\n'));
   });
 
   test('audio must be a file inside the import folder; missing:true records an absent object; no audio removes it', async () => {

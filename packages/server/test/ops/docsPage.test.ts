@@ -1,7 +1,8 @@
 /**
  * The API reference page in a real browser (Debian's chromium through playwright-core, headless,
- * no browser download): all five routes and the authentication section render, with no console
- * errors and no request leaving the machine. A screenshot is kept as a test artifact.
+ * no browser download): all five routes, the webhook and the authentication section render, with
+ * no console errors, no failed request (the icon included) and no request leaving the machine.
+ * A screenshot is kept as a test artifact.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -37,6 +38,18 @@ test('happy: /docs serves the reference and its script from this server (no CDN)
   assert.doesNotMatch(html, /https?:\/\/(cdn|unpkg|fonts)\./);
   const script = await fetch(`${server.url}/docs/js/scalar.js`);
   assert.equal(script.status, 200);
+});
+
+test('happy: the reference has an icon, served by this server', async () => {
+  const html = await (await fetch(`${server.url}/docs`)).text();
+  assert.match(
+    html,
+    /<link[^>]+rel="icon"[^>]+href="\/docs\/favicon.svg"|href="\/docs\/favicon.svg"[^>]+rel="icon"/,
+  );
+  const icon = await fetch(`${server.url}/docs/favicon.svg`);
+  assert.equal(icon.status, 200);
+  assert.match(icon.headers.get('content-type') ?? '', /^image\/svg\+xml/);
+  assert.match(await icon.text(), /^<svg /);
 });
 
 test("error: a path under /docs that the reference does not serve is the service's own 404 problem", async () => {
@@ -76,6 +89,10 @@ test('happy: the reference renders every route and the authentication section in
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const consoleErrors: string[] = [];
     const external: string[] = [];
+    const failed: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
@@ -105,6 +122,10 @@ test('happy: the reference renders every route and the authentication section in
       assert.ok(text.includes(summary), `route "${summary}" is shown`);
     }
     assert.match(text, /Authentication|bearerAuth|Bearer/);
+    assert.ok(text.includes('recording.transcript_ready'), 'the webhook is shown beside the routes');
+    const icon = await page.locator('link[rel~="icon"]').first().getAttribute('href');
+    assert.equal(icon, '/docs/favicon.svg');
+    assert.deepEqual(failed, [], 'no request of the page fails (favicon included)');
     assert.deepEqual(consoleErrors, []);
     assert.deepEqual([...new Set(external)], []);
   } finally {

@@ -64,5 +64,10 @@ async function runWork(webhook: VerifiedWebhook, options: WebhookHandlerOptions)
 
 function settingsOf(options: WebhookHandlerOptions): VerifierSettings {
   const { secret, toleranceSeconds, now, headerPrefix } = options;
-  return { secret, toleranceSeconds, now, headerPrefix };
+  // Only the options given: with exactOptionalPropertyTypes an absent option is not `undefined`.
+  const settings: VerifierSettings = { secret };
+  if (toleranceSeconds !== undefined) settings.toleranceSeconds = toleranceSeconds;
+  if (now !== undefined) settings.now = now;
+  if (headerPrefix !== undefined) settings.headerPrefix = headerPrefix;
+  return settings;
 }

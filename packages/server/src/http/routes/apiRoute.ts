@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Caller } from '../../auth/verifyApiKey.js';
+import { problemExample, SUCCESS_EXAMPLES } from '../../contract/examples.js';
 import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
 import type { RouteDefinition } from '../../contract/routes.js';
 import { Problem, type SchemaName } from '../../contract/schemas.js';
@@ -26,7 +27,7 @@ export interface ApiRouteSpec<Params> {
   route: RouteDefinition;
   params?: TSchema;
   querystring?: TSchema;
-  response: SchemaName;
+  response: SchemaName & keyof typeof SUCCESS_EXAMPLES;
   /** Headers of the 200 beyond the rate-limit fields, for OpenAPI. */
   responseHeaders?: Record<string, unknown>;
   description: string;
@@ -52,6 +53,9 @@ function errorResponses(route: RouteDefinition) {
             ...Problem,
             properties: { ...Problem.properties, reason_code: { type: 'string', enum: codes } },
           },
+          examples: Object.fromEntries(
+            codes.map((code) => [code, { summary: REASONS[code].title, value: problemExample(code) }]),
+          ),
         },
       },
     };
@@ -89,7 +93,12 @@ export function registerApiRoute<Params>(
         200: {
           description: 'OK',
           headers: { ...RATE_LIMIT_HEADERS, ...spec.responseHeaders },
-          content: { 'application/json': { schema: { $ref: `${spec.response}#` } } },
+          content: {
+            'application/json': {
+              schema: { $ref: `${spec.response}#` },
+              example: SUCCESS_EXAMPLES[spec.response],
+            },
+          },
         },
         ...errorResponses(route),
       },
