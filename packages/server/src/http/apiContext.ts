@@ -1,8 +1,11 @@
 /**
  * What the API keeps for the life of a process beyond the shared services: the key cache and
- * its cross-process invalidation, the audit queue, and the last-used tracker.
+ * its cross-process invalidation, the audit writer with its group commit and the queue of folded
+ * refusals, and the last-used tracker.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
+import { createAuditWriter } from '../audit/auditWriter.js';
+import { GroupCommit } from '../audit/groupCommit.js';
 import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';
 import type { VerifyDeps } from '../auth/verifyApiKey.js';
@@ -14,7 +17,10 @@ export interface ApiContext {
   readonly services: Services;
   readonly verifyDeps: VerifyDeps;
   readonly keyCache: KeyCache;
+  /** Unidentified refusals, folded and written after their answers. */
   readonly audit: AuditQueue;
+  /** Keyed requests' records, committed before their answers. */
+  readonly durableAudit: GroupCommit;
   readonly lastUsed: LastUsedTracker;
   close(): Promise<void>;
 }
@@ -22,11 +28,17 @@ export interface ApiContext {
 export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
   const keyCache = new KeyCache(config.apiKeys.cacheTtlMs);
+  const writer = createAuditWriter(config, store, logger);
+  const durableAudit = new GroupCommit({
+    writer,
+    maxRecords: config.audit.groupMaxRecords,
+    timeoutMs: config.audit.commitTimeoutMs,
+    logger,
+    metrics,
+  });
   const audit = new AuditQueue({
-    store,
-    // SQLite writes block the event loop, so small transactions; PostgreSQL's do not, and each
-    // of its commits waits for a disk flush, so large ones.
-    sliceSize: store.dialect === 'sqlite' ? 100 : 5000,
+    writer,
+    sliceSize: 5000,
     flushIntervalMs: config.audit.flushIntervalMs,
     batchSize: config.audit.batchSize,
     logger,
@@ -39,6 +51,7 @@ export function createApiContext(services: Services): ApiContext {
     services,
     keyCache,
     audit,
+    durableAudit,
     lastUsed,
     verifyDeps: {
       config,
@@ -52,6 +65,8 @@ export function createApiContext(services: Services): ApiContext {
       await watch.stop();
       await lastUsed.close();
       await audit.close();
+      await durableAudit.close();
+      await writer.close();
     },
   };
 }

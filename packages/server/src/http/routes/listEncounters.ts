@@ -12,6 +12,13 @@ export const listEncountersRoute: ApiRouteSpec<Record<string, never>> = {
     'Encounters of your organization, ordered by created_at (ties by encounter_id) in sort_order. ' +
     'Offset pagination without a snapshot: page by created_at windows for sync jobs. Only limit, ' +
     'offset, sort_order, start_at and end_at are accepted.',
-  handle: async ({ context, caller, request }) =>
-    listEncounters(context.services.store.db, caller, parseListQuery(request.query as RawQuery)),
+  handle: async ({ context, caller, request }) => {
+    const page = await listEncounters(
+      context.services.store.db,
+      caller,
+      parseListQuery(request.query as RawQuery),
+    );
+    request.disclosedPatientIds = page.items.map((item) => item.patient.patient_id);
+    return page;
+  },
 };

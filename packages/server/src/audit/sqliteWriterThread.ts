@@ -1,0 +1,44 @@
+/**
+ * The SQLite audit writer thread: better-sqlite3 is synchronous, so commits run here, on a
+ * connection of this thread's own (WAL lets it write while the request thread reads), and the
+ * event loop serving requests never waits for a disk flush. synchronous=FULL: a commit is on
+ * disk before its responses are released, not only in the OS cache.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import { type AuditRecord, sqliteAuditWriter } from '../store/audit.js';
+
+export interface WriterThreadData {
+  path: string;
+  busyTimeoutMs: number;
+}
+
+export interface WriteRequest {
+  id: number;
+  records: AuditRecord[];
+}
+
+export interface WriteResult {
+  id: number;
+  error?: string;
+}
+
+const { path, busyTimeoutMs } = workerData as WriterThreadData;
+const sqlite = new SQLite(path);
+sqlite.pragma('journal_mode = WAL');
+sqlite.pragma('synchronous = FULL');
+sqlite.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
+
+let write: ((records: readonly AuditRecord[]) => void) | undefined;
+
+parentPort!.on('message', ({ id, records }: WriteRequest) => {
+  try {
+    write ??= sqliteAuditWriter(sqlite);
+    write(records);
+    parentPort!.postMessage({ id } satisfies WriteResult);
+  } catch (error) {
+    // Prepared again on the next group: the schema may have changed under the statements.
+    write = undefined;
+    parentPort!.postMessage({ id, error: (error as Error).message } satisfies WriteResult);
+  }
+});
