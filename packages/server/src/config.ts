@@ -142,7 +142,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       storage: parseStorage(read, dataDir, cwd),
     },
     audit: {
-      flushIntervalMs: read.int('EDS_AUDIT_FLUSH_MS', 200, 10, 10_000),
+      flushIntervalMs: read.int('EDS_AUDIT_FLUSH_MS', 200, 10, 600_000),
       batchSize: read.int('EDS_AUDIT_BATCH_SIZE', 500, 1, 10_000),
       commitTimeoutMs: read.int('EDS_AUDIT_COMMIT_TIMEOUT_MS', 2000, 50, 60_000),
       groupMaxRecords: read.int('EDS_AUDIT_GROUP_MAX', 2000, 1, 10_000),

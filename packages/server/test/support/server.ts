@@ -23,6 +23,8 @@ export interface TestServer {
   putObject(key: string, bytes: Buffer): Promise<void>;
   /** Every log line the server wrote, as text. */
   logs: string[];
+  /** Writes the folded refusals the server has queued (keyed requests are committed already). */
+  flushAudit(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function startTestServer(kind: StoreKind, options: TestServerOption
     fixtures,
     api,
     logs,
+    flushAudit: () => server.flushAudit(),
     putObject: async (key, bytes) => {
       await services.media.put(key, Readable.from([bytes]), 'audio/wav');
     },
