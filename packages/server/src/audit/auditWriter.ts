@@ -14,6 +14,8 @@ import { SqliteThreadWriter } from './sqliteThreadWriter.js';
 export interface AuditWriter {
   /** Commits the records in one transaction; rejects when the store did not take them all. */
   write(records: readonly AuditRecord[]): Promise<void>;
+  /** Resolves when the writer can take records (before the service starts answering). */
+  start?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -16,6 +16,7 @@ interface Waiting {
 
 export class SqliteThreadWriter implements AuditWriter {
   private worker: Worker | undefined;
+  private started: Promise<void> | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
 
@@ -24,6 +25,15 @@ export class SqliteThreadWriter implements AuditWriter {
     private readonly busyTimeoutMs: number,
     private readonly logger: Logger,
   ) {}
+
+  /**
+   * Starts the thread and resolves once its connection is open: loading it can take seconds on
+   * a busy machine, which must not count against the first answers' commit timeout.
+   */
+  start(): Promise<void> {
+    this.thread();
+    return this.started!;
+  }
 
   write(records: readonly AuditRecord[]): Promise<void> {
     const worker = this.thread();
@@ -38,7 +48,16 @@ export class SqliteThreadWriter implements AuditWriter {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = startThread({ path: this.path, busyTimeoutMs: this.busyTimeoutMs });
+    let opened: (error?: string) => void = () => {};
+    this.started = new Promise<void>((resolve, reject) => {
+      opened = (error) => (error === undefined ? resolve() : reject(new Error(error)));
+    });
+    this.started.catch(() => {});
     worker.on('message', ({ id, error }: WriteResult) => {
+      if (id === 0) {
+        if (this.waiting.size === 0) worker.unref();
+        return opened(error);
+      }
       const waiting = this.waiting.get(id);
       this.waiting.delete(id);
       if (this.waiting.size === 0) worker.unref();
@@ -46,6 +65,7 @@ export class SqliteThreadWriter implements AuditWriter {
       else waiting?.reject(new Error(error));
     });
     const fail = (error: Error) => {
+      opened(error.message);
       if (this.worker === worker) this.worker = undefined;
       for (const waiting of this.waiting.values()) waiting.reject(error);
       this.waiting.clear();
@@ -55,7 +75,7 @@ export class SqliteThreadWriter implements AuditWriter {
       fail(error);
     });
     worker.on('exit', (code) => fail(new Error(`audit writer thread exited (${code})`)));
-    worker.unref();
+    // Held by the event loop while it opens and while groups are in it, not while idle.
     this.worker = worker;
     return worker;
   }

@@ -18,6 +18,7 @@ export interface WriteRequest {
   records: AuditRecord[];
 }
 
+/** id 0 announces that the connection is open (or could not be opened: `error`). */
 export interface WriteResult {
   id: number;
   error?: string;
@@ -25,9 +26,10 @@ export interface WriteResult {
 
 const { path, busyTimeoutMs } = workerData as WriterThreadData;
 const sqlite = new SQLite(path);
+sqlite.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
 sqlite.pragma('journal_mode = WAL');
 sqlite.pragma('synchronous = FULL');
-sqlite.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
+parentPort!.postMessage({ id: 0 } satisfies WriteResult);
 
 let write: ((records: readonly AuditRecord[]) => void) | undefined;
 

@@ -22,6 +22,8 @@ export interface ApiContext {
   /** Keyed requests' records, committed before their answers. */
   readonly durableAudit: GroupCommit;
   readonly lastUsed: LastUsedTracker;
+  /** Resolves once the audit writer can take records; the API listens only after it. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,9 @@ export function createApiContext(services: Services): ApiContext {
       cache: keyCache,
       metrics,
       clock: services.clock,
+    },
+    async ready() {
+      await writer.start?.();
     },
     async close() {
       await watch.stop();

@@ -21,6 +21,7 @@ export interface RunningServer {
 export async function startServer(services: Services): Promise<RunningServer> {
   const { config } = services;
   const context = createApiContext(services);
+  await context.ready();
   const app = await buildApp(context);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();

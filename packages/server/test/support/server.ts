@@ -60,6 +60,9 @@ export function testEnv(database: TestDatabase, env: Record<string, string> = {}
     EDS_MEDIA_PORT: '0',
     EDS_LOG_LEVEL: 'info',
     EDS_DB_POOL_SIZE: '5',
+    // A loaded test machine can stall a commit for seconds; a test that wants audit_unavailable
+    // makes the store refuse, it does not wait for a timeout.
+    EDS_AUDIT_COMMIT_TIMEOUT_MS: '60000',
     ...env,
   };
 }

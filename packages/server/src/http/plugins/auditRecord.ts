@@ -4,9 +4,13 @@ import type { AuditRecord } from '../../store/audit.js';
 
 const MAX_ID_LENGTH = 128;
 
+/**
+ * The ID as the client sent it, bounded, with NUL replaced: PostgreSQL text cannot hold it, and
+ * one client's odd ID must not fail the group commit that other requests' answers wait for.
+ */
 function idParam(request: FastifyRequest, name: string): string | null {
   const value = (request.params as Record<string, string> | undefined)?.[name];
-  return value === undefined ? null : value.slice(0, MAX_ID_LENGTH);
+  return value === undefined ? null : value.slice(0, MAX_ID_LENGTH).replaceAll('\0', '\uFFFD');
 }
 
 export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditRecord {
