@@ -36,6 +36,7 @@ export async function measureAuditWriter(
     ['list page (50 patients)', 50],
   ] as const) {
     const writer = writerFor(databaseUrl);
+    await writer.start?.();
     let groups = 0;
     const counting: AuditWriter = {
       write: (records) => {
