@@ -66,6 +66,8 @@ export interface Config {
     readonly commitTimeoutMs: number;
     /** Most records in one group commit. */
     readonly groupMaxRecords: number;
+    /** SQLite audit commits: `full` survives power loss, `normal` survives a process crash. */
+    readonly sqliteSynchronous: 'full' | 'normal';
   };
   readonly http: {
     readonly requestTimeoutMs: number;
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       batchSize: read.int('EDS_AUDIT_BATCH_SIZE', 500, 1, 10_000),
       commitTimeoutMs: read.int('EDS_AUDIT_COMMIT_TIMEOUT_MS', 2000, 50, 60_000),
       groupMaxRecords: read.int('EDS_AUDIT_GROUP_MAX', 2000, 1, 10_000),
+      sqliteSynchronous: read.oneOf('EDS_AUDIT_SQLITE_SYNCHRONOUS', ['full', 'normal'], 'full'),
     },
     http: {
       requestTimeoutMs: read.int('EDS_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -39,7 +39,12 @@ export function createAuditWriter(config: Config, store: Store, logger: Logger):
   const database = config.database;
   if (database.dialect === 'sqlite') {
     if (database.path === ':memory:') return new KyselyAuditWriter(store);
-    return new SqliteThreadWriter(database.path, config.audit.commitTimeoutMs, logger);
+    return new SqliteThreadWriter(
+      database.path,
+      config.audit.commitTimeoutMs,
+      logger,
+      config.audit.sqliteSynchronous,
+    );
   }
   // One connection of its own: audit commits never queue behind reads for a pool connection,
   // and a statement that cannot finish in time fails instead of holding responses.

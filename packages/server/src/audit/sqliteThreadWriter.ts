@@ -24,6 +24,7 @@ export class SqliteThreadWriter implements AuditWriter {
     private readonly path: string,
     private readonly busyTimeoutMs: number,
     private readonly logger: Logger,
+    private readonly synchronous: 'full' | 'normal' = 'full',
   ) {}
 
   /**
@@ -47,7 +48,11 @@ export class SqliteThreadWriter implements AuditWriter {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = startThread({ path: this.path, busyTimeoutMs: this.busyTimeoutMs });
+    const worker = startThread({
+      path: this.path,
+      busyTimeoutMs: this.busyTimeoutMs,
+      synchronous: this.synchronous,
+    });
     let opened: (error?: string) => void = () => {};
     this.started = new Promise<void>((resolve, reject) => {
       opened = (error) => (error === undefined ? resolve() : reject(new Error(error)));

@@ -1,8 +1,9 @@
 /**
  * The SQLite audit writer thread: better-sqlite3 is synchronous, so commits run here, on a
  * connection of this thread's own (WAL lets it write while the request thread reads), and the
- * event loop serving requests never waits for a disk flush. synchronous=FULL: a commit is on
- * disk before its responses are released, not only in the OS cache.
+ * event loop serving requests never waits for a disk flush. With synchronous=FULL (the default)
+ * a commit is on disk before its answers are released, not only in the OS cache; NORMAL keeps it
+ * through a process crash but not a power loss (EDS_AUDIT_SQLITE_SYNCHRONOUS).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
@@ -11,6 +12,7 @@ import { type AuditRecord, sqliteAuditWriter } from '../store/audit.js';
 export interface WriterThreadData {
   path: string;
   busyTimeoutMs: number;
+  synchronous: 'full' | 'normal';
 }
 
 export interface WriteRequest {
@@ -24,11 +26,11 @@ export interface WriteResult {
   error?: string;
 }
 
-const { path, busyTimeoutMs } = workerData as WriterThreadData;
+const { path, busyTimeoutMs, synchronous } = workerData as WriterThreadData;
 const sqlite = new SQLite(path);
 sqlite.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
 sqlite.pragma('journal_mode = WAL');
-sqlite.pragma('synchronous = FULL');
+sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
 parentPort!.postMessage({ id: 0 } satisfies WriteResult);
 
 let write: ((records: readonly AuditRecord[]) => void) | undefined;
