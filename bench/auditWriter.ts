@@ -22,7 +22,8 @@ function writerFor(databaseUrl: string): AuditWriter {
     const own = openStore({ dialect: 'postgres', url: databaseUrl, poolSize: 1, statementTimeoutMs: 5000 });
     return new KyselyAuditWriter(own, () => own.close());
   }
-  return new SqliteThreadWriter(databaseUrl, 5000, logger);
+  const synchronous = process.env.EDS_AUDIT_SQLITE_SYNCHRONOUS === 'normal' ? 'normal' : 'full';
+  return new SqliteThreadWriter(databaseUrl, 5000, logger, synchronous);
 }
 
 export async function measureAuditWriter(

@@ -63,6 +63,21 @@ export async function insertAuditRecords(db: Db, rows: readonly AuditRecord[]): 
   if (rows.length === 0) return;
   const audit = rows.map(auditRowOf);
   const disclosures = disclosuresOf(rows);
+  const parameters = audit.length * AUDIT_COLUMNS.length + disclosures.length * DISCLOSURE_COLUMNS.length;
+  if (!sqliteHandleOf(db) && parameters <= PG_MAX_PARAMETERS) {
+    // PostgreSQL: one statement, which is its own transaction: one round trip per group commit
+    // instead of four (both inserts in a data-modifying CTE when there are disclosures).
+    if (disclosures.length === 0) {
+      await db.insertInto('audit_log').values(audit).execute();
+      return;
+    }
+    await db
+      .with('audited', (w) => w.insertInto('audit_log').values(audit))
+      .insertInto('audit_disclosures')
+      .values(disclosures)
+      .execute();
+    return;
+  }
   await db.transaction().execute(async (tx) => {
     for (let i = 0; i < audit.length; i += 400) {
       await tx
@@ -78,6 +93,9 @@ export async function insertAuditRecords(db: Db, rows: readonly AuditRecord[]): 
     }
   });
 }
+
+/** PostgreSQL's limit on the parameters of one statement. */
+const PG_MAX_PARAMETERS = 65_535;
 
 /** Rows per multi-row insert: one statement step per group instead of per row. */
 const GROUP = 32;
