@@ -9,6 +9,9 @@
  * The route runs drive one key (and one address) at saturation, so they turn rate limits off;
  * the limiter is measured on its own afterwards (bench/rateLimits.ts; skip it with
  * --routes, select only it with --routes limiter). Redis: TEST_REDIS_URL, else 127.0.0.1:6379.
+ * --baseline REF (also run the service as built from commit REF, on the same data, and measure
+ * each route on both back to back: the cost of a change, A/B within one run). At the end, the
+ * audit writer's sustained records/s (group commit, 64 waiting callers) on the same store.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,8 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
-import { eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
+import { measureAuditWriter } from './auditWriter.js';
+import { baselineBuild, eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, printRateLimits } from './rateLimits.js';
 
@@ -30,6 +34,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '8' },
     routes: { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
+    baseline: { type: 'string', default: '' },
   },
 });
 const N = Number(values.encounters);
@@ -137,6 +142,18 @@ async function main() {
     values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
   const base = `http://127.0.0.1:${port}`;
+  let baseline: { url: string; stop(): Promise<void> } | undefined;
+  if (values.baseline) {
+    const bin = baselineBuild(values.baseline, RESULTS);
+    const baselinePort = await freePort();
+    const child = await startEdsServer(
+      { ...env, EDS_PORT: String(baselinePort), EDS_MEDIA_PORT: String(await freePort()) },
+      baselinePort,
+      [],
+      bin,
+    );
+    baseline = { url: `http://127.0.0.1:${baselinePort}`, stop: () => child.stop() };
+  }
   const ex = await findExamples(base, data.token);
   const listUrl = '/external/v1/encounters?limit=50';
   const list: any = await (
@@ -206,6 +223,7 @@ async function main() {
   const rows: Record<string, unknown>[] = [];
   for (const [name, path, token] of selected) {
     const m = await load(`${base}${path}`, token);
+    const b = baseline ? await load(`${baseline.url}${path}`, token) : undefined;
     const c = await load(`http://127.0.0.1:${ceilingPort}/${encodeURIComponent(name)}`, undefined);
     rows.push({
       route: name,
@@ -214,15 +232,19 @@ async function main() {
       ...m,
       ceiling_rps: c.rps,
       ratio: m.rps / c.rps,
+      ...(b
+        ? { baseline_rps: b.rps, baseline_p99: b.p99, cost: 1 - m.rps / b.rps, p99_added_ms: m.p99 - b.p99 }
+        : {}),
       // The server's peak RSS so far: shows which route, if any, grows it.
       peak_rss_mb: Math.round(server.peakRss() / 2 ** 20),
     });
     console.error(
-      `${name}: ${m.rps.toFixed(0)} req/s p50 ${m.p50} ms p99 ${m.p99} ms (ceiling ${c.rps.toFixed(0)}), peak RSS ${Math.round(server.peakRss() / 2 ** 20)} MB`,
+      `${name}: ${m.rps.toFixed(0)} req/s p50 ${m.p50} ms p99 ${m.p99} ms (ceiling ${c.rps.toFixed(0)}${b ? `, baseline ${b.rps.toFixed(0)} req/s p99 ${b.p99} ms` : ''}), peak RSS ${Math.round(server.peakRss() / 2 ** 20)} MB`,
     );
   }
   const peakRss = server.peakRss();
   await server.stop();
+  await baseline?.stop();
   await ceiling.stop();
   const rateLimits = limiter
     ? await benchRateLimits({
@@ -234,6 +256,7 @@ async function main() {
         duration: DURATION,
       })
     : undefined;
+  const writer = await measureAuditWriter(dbUrl, 64, DURATION);
 
   const report = {
     when: new Date().toISOString(),
@@ -248,8 +271,10 @@ async function main() {
       node: process.version,
     },
     server_peak_rss_mb: Math.round(peakRss / 2 ** 20),
+    baseline: values.baseline || undefined,
     rows,
     rate_limits: rateLimits,
+    audit_writer: writer,
   };
   const file = join(RESULTS, `bench-${values.store}-${N}-${Date.now()}.json`);
   writeFileSync(file, JSON.stringify(report, null, 2));
@@ -264,6 +289,24 @@ async function main() {
     );
   }
   if (rateLimits) printRateLimits(rateLimits);
+  if (values.baseline) {
+    console.log(`\nagainst the service built from ${values.baseline}, measured back to back:`);
+    console.log(
+      '| route | req/s | baseline req/s | throughput cost | p99 ms | baseline p99 ms | p99 added |',
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of rows as any[]) {
+      console.log(
+        `| ${r.route} | ${r.rps.toFixed(0)} | ${r.baseline_rps.toFixed(0)} | ${(r.cost * 100).toFixed(1)}% | ${r.p99} | ${r.baseline_p99} | ${r.p99_added_ms} ms |`,
+      );
+    }
+  }
+  console.log('\naudit writer, group commit, 64 callers each waiting for its record:');
+  console.log('| shape | records/s | disclosure rows/s | mean records per commit |');
+  console.log('|---|---|---|---|');
+  for (const w of writer) {
+    console.log(`| ${w.shape} | ${w.records_per_s} | ${w.disclosure_rows_per_s} | ${w.mean_group} |`);
+  }
   console.log(`\nwritten: ${file}`);
   if (values.profile) {
     for (const name of readdirSync(profileDir)) {

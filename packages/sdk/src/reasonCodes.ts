@@ -1,6 +1,6 @@
 /**
  * The reason codes the service answers with: the contract's error table plus the codes the
- * product adds (`route_not_found`, `method_not_allowed`, `rate_limited`). Copied, not imported, because the SDK
+ * product adds (`route_not_found`, `method_not_allowed`, `rate_limited`, `audit_unavailable`). Copied, not imported, because the SDK
  * has no runtime dependency on the server; a test fails when this list and the server's drift.
  */
 export const REASON_CODES = [
@@ -34,6 +34,7 @@ export const REASON_CODES = [
   'rate_limited',
   'digest_key_unavailable',
   'audio_storage_unavailable',
+  'audit_unavailable',
 ] as const;
 
 /** A reason code the service can put in a problem body. */

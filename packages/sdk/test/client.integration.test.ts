@@ -239,6 +239,24 @@ describe('retries against the real server', () => {
     }
   });
 
+  it('503 audit_unavailable (the audit store refusing records) is retried, then surfaces as retryable', async () => {
+    const sqlite = server.services.store.sqlite!;
+    sqlite.exec('ALTER TABLE audit_log RENAME TO audit_log_away');
+    try {
+      const counted = countingFetch();
+      const eds = client(world.token, { retries: 2, fetch: counted.fetch });
+      const error = await eds.getEncounter(world.encounter).catch((e: unknown) => e);
+      assert.ok(error instanceof EdsApiError);
+      surfaced.add(error.reasonCode);
+      assert.equal(error.reasonCode, 'audit_unavailable');
+      assert.equal(error.retryable, true);
+      assert.equal(counted.calls.length, 3);
+    } finally {
+      sqlite.exec('ALTER TABLE audit_log_away RENAME TO audit_log');
+    }
+    assert.equal((await client().getEncounter(world.encounter)).encounter_id, world.encounter);
+  });
+
   it('503 audio_storage_unavailable is retried; 4xx from the same server is not', async () => {
     const media = server.services.media;
     const down = await startTestServer('sqlite', {

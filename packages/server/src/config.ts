@@ -62,7 +62,16 @@ export interface Config {
     readonly storageTimeoutMs: number;
     readonly storage: StorageConfig;
   };
-  readonly audit: { readonly flushIntervalMs: number; readonly batchSize: number };
+  readonly audit: {
+    readonly flushIntervalMs: number;
+    readonly batchSize: number;
+    /** Longest a response waits for its audit record's commit before it becomes a 503. */
+    readonly commitTimeoutMs: number;
+    /** Most records in one group commit. */
+    readonly groupMaxRecords: number;
+    /** SQLite audit commits: `full` survives power loss, `normal` survives a process crash. */
+    readonly sqliteSynchronous: 'full' | 'normal';
+  };
   readonly http: {
     readonly requestTimeoutMs: number;
     readonly maxHeaderBytes: number;
@@ -158,8 +167,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       storage: parseStorage(read, dataDir, cwd),
     },
     audit: {
-      flushIntervalMs: read.int('EDS_AUDIT_FLUSH_MS', 200, 10, 10_000),
+      flushIntervalMs: read.int('EDS_AUDIT_FLUSH_MS', 200, 10, 600_000),
       batchSize: read.int('EDS_AUDIT_BATCH_SIZE', 500, 1, 10_000),
+      commitTimeoutMs: read.int('EDS_AUDIT_COMMIT_TIMEOUT_MS', 2000, 50, 60_000),
+      groupMaxRecords: read.int('EDS_AUDIT_GROUP_MAX', 2000, 1, 10_000),
+      sqliteSynchronous: read.oneOf('EDS_AUDIT_SQLITE_SYNCHRONOUS', ['full', 'normal'], 'full'),
     },
     http: {
       requestTimeoutMs: read.int('EDS_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),

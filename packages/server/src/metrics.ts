@@ -60,12 +60,12 @@ export function createMetrics() {
     }),
     auditWritten: new Counter({
       name: 'eds_audit_records_written_total',
-      help: 'Audit records written to the store.',
+      help: 'Audit records committed to the store.',
       registers: [registry],
     }),
     auditWriteFailures: new Counter({
       name: 'eds_audit_write_failures_total',
-      help: 'Failed audit batch writes (records are kept and retried).',
+      help: 'Failed audit writes (a failed group commit refuses its answers; folded rows are kept and retried).',
       registers: [registry],
     }),
     webhookAttempts: new Counter({

@@ -1,6 +1,7 @@
 /**
- * Audit records are queued in memory and written in batches, so the request path never waits
- * for an audit insert. A failed batch is kept and retried, never dropped silently; the queue is
+ * Records that disclose nothing and name no key are queued in memory and written in batches
+ * after their answers (every keyed request is committed before its answer instead, see
+ * groupCommit.ts). A failed batch is kept and retried, never dropped silently; the queue is
  * flushed on shutdown. The flush window (how much a crash can lose) is `flushIntervalMs`.
  *
  * A request refused before any key was identified (malformed or unknown token, keys disabled on
@@ -11,12 +12,11 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { insertAuditRecords } from '../store/audit.js';
-import type { Store } from '../store/database.js';
 import type { AuditInsert } from '../store/schema.js';
+import type { AuditWriter } from './auditWriter.js';
 
 export interface AuditQueueOptions {
-  store: Pick<Store, 'db' | 'sqlite'>;
+  writer: Pick<AuditWriter, 'write'>;
   flushIntervalMs: number;
   batchSize: number;
   logger: Logger;
@@ -97,9 +97,9 @@ export class AuditQueue {
   }
 
   /**
-   * Writes in slices, each its own transaction, with other work let in between: on SQLite a
-   * transaction blocks the event loop while it runs, and a 500-row flush at once showed in every
-   * in-flight request's latency. A failed slice and everything after it go back in front.
+   * Writes in slices, each its own transaction, with other work let in between, so a large flush
+   * does not hold the writer from the group commits of waiting responses. A failed slice and
+   * everything after it go back in front.
    */
   private async write(batch: AuditInsert[]): Promise<void> {
     const sliceSize = this.options.sliceSize ?? 100;
@@ -107,7 +107,7 @@ export class AuditQueue {
       if (i > 0) await new Promise((resolve) => setImmediate(resolve));
       const slice = batch.slice(i, i + sliceSize);
       try {
-        await insertAuditRecords(this.options.store, slice);
+        await this.options.writer.write(slice);
       } catch (error) {
         this.pending = batch.slice(i).concat(this.pending);
         this.failures++;

@@ -133,6 +133,8 @@ const PROBLEM_DETAILS: Record<ReasonCode, string> = {
   digest_key_unavailable: 'Key verification is temporarily unavailable.',
   audio_storage_unavailable: 'Audio storage is temporarily unavailable.',
   rate_limited: 'Too many requests for this API key. Retry after 2 s.',
+  audit_unavailable:
+    'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
 };
 
 export function problemExample(code: ReasonCode): ProblemBody {

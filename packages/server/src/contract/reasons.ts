@@ -1,6 +1,6 @@
 /**
  * Every reason code the service can answer with: the contract's error table, plus the codes
- * decisions.md adds (`route_not_found`, `method_not_allowed`, `rate_limited`). Nothing else may appear in a
+ * decisions.md adds (`route_not_found`, `method_not_allowed`, `rate_limited`, `audit_unavailable`). Nothing else may appear in a
  * problem body; the OpenAPI document, the SDK's union type and the tests all read this table.
  */
 import type { RouteId } from './routes.js';
@@ -58,6 +58,7 @@ export const REASONS = {
 
   digest_key_unavailable: reason(503, 'Key verification unavailable', 'all'),
   audio_storage_unavailable: reason(503, 'Audio storage unavailable', ['getAudio']),
+  audit_unavailable: reason(503, 'Audit log unavailable', 'all'),
 } as const satisfies Record<string, ReasonDefinition>;
 
 export type ReasonCode = keyof typeof REASONS;

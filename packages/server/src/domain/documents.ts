@@ -1,4 +1,7 @@
-/** The document routes' rules: detail, transcript and audio link, in the contract's order. */
+/**
+ * The document routes' rules: detail, transcript and audio link, in the contract's order. Each
+ * answer comes with the patient whose data it carries (disclosure accounting).
+ */
 import type { Caller } from '../auth/verifyApiKey.js';
 import type { AudioLinkBody, DocumentDetailBody, TranscriptBody } from '../contract/schemas.js';
 import { type MediaStorage, StorageUnavailableError } from '../media/storage.js';
@@ -24,6 +27,12 @@ async function requireDocument(
   return { ...found, document };
 }
 
+/** An answer body and the patients whose data it carries. */
+export interface Disclosed<Body> {
+  body: Body;
+  patientIds: readonly string[];
+}
+
 async function requireAmbientTranscript(
   db: Db,
   caller: Caller,
@@ -43,12 +52,12 @@ export async function getDocument(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<DocumentDetailBody> {
-  const { document } = await requireDocument(db, caller, encounterId, documentId);
+): Promise<Disclosed<DocumentDetailBody>> {
+  const { document, patientId } = await requireDocument(db, caller, encounterId, documentId);
   if (!(PUBLIC_SCHEMA_TYPES as readonly string[]).includes(document.schema_type)) {
     throw new ApiError('unsupported_document_type', 'This document type is not available through the API.');
   }
-  return toDocumentDetail(document);
+  return { body: toDocumentDetail(document), patientIds: [patientId] };
 }
 
 export async function getTranscript(
@@ -56,8 +65,8 @@ export async function getTranscript(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<TranscriptBody> {
-  const { document, transcript } = await requireAmbientTranscript(
+): Promise<Disclosed<TranscriptBody>> {
+  const { document, transcript, patientId } = await requireAmbientTranscript(
     db,
     caller,
     encounterId,
@@ -67,7 +76,7 @@ export async function getTranscript(
   if (!transcript || transcript.finalized !== 1) {
     throw new ApiError('transcript_not_found', 'This document has no finalized transcript.');
   }
-  return toTranscriptBody(document, transcript);
+  return { body: toTranscriptBody(document, transcript), patientIds: [patientId] };
 }
 
 export interface AudioDeps {
@@ -81,8 +90,14 @@ export async function getAudioLink(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<AudioLinkBody> {
-  const { recording } = await requireAmbientTranscript(db, caller, encounterId, documentId, 'recording');
+): Promise<Disclosed<AudioLinkBody>> {
+  const { recording, patientId } = await requireAmbientTranscript(
+    db,
+    caller,
+    encounterId,
+    documentId,
+    'recording',
+  );
   if (!recording) {
     throw new ApiError('audio_not_available_for_document', 'This document has no recording.');
   }
@@ -95,7 +110,7 @@ export async function getAudioLink(
       recording.content_type,
       deps.linkTtlSeconds,
     );
-    return { audio_url: link.url, expires_at: toIso(link.expiresAt) };
+    return { body: { audio_url: link.url, expires_at: toIso(link.expiresAt) }, patientIds: [patientId] };
   } catch (error) {
     if (error instanceof StorageUnavailableError) {
       throw new ApiError('audio_storage_unavailable', 'Audio storage is temporarily unavailable.');

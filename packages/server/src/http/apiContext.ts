@@ -1,8 +1,11 @@
 /**
  * What the API keeps for the life of a process beyond the shared services: the key cache and
- * its cross-process invalidation, the audit queue, the last-used tracker and the rate limits.
+ * its cross-process invalidation, the audit writer with its group commit and the queue of folded
+ * refusals, the last-used tracker and the rate limits.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
+import { createAuditWriter } from '../audit/auditWriter.js';
+import { GroupCommit } from '../audit/groupCommit.js';
 import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';
 import type { VerifyDeps } from '../auth/verifyApiKey.js';
@@ -16,20 +19,31 @@ export interface ApiContext {
   readonly services: Services;
   readonly verifyDeps: VerifyDeps;
   readonly keyCache: KeyCache;
+  /** Unidentified refusals, folded and written after their answers. */
   readonly audit: AuditQueue;
+  /** Keyed requests' records, committed before their answers. */
+  readonly durableAudit: GroupCommit;
   readonly lastUsed: LastUsedTracker;
   readonly limits: RequestLimits;
+  /** Resolves once the audit writer can take records; the API listens only after it. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
   const keyCache = new KeyCache(config.apiKeys.cacheTtlMs);
+  const writer = createAuditWriter(config, store, logger);
+  const durableAudit = new GroupCommit({
+    writer,
+    maxRecords: config.audit.groupMaxRecords,
+    timeoutMs: config.audit.commitTimeoutMs,
+    logger,
+    metrics,
+  });
   const audit = new AuditQueue({
-    store,
-    // SQLite writes block the event loop, so small transactions; PostgreSQL's do not, and each
-    // of its commits waits for a disk flush, so large ones.
-    sliceSize: store.dialect === 'sqlite' ? 100 : 5000,
+    writer,
+    sliceSize: 5000,
     flushIntervalMs: config.audit.flushIntervalMs,
     batchSize: config.audit.batchSize,
     logger,
@@ -43,6 +57,7 @@ export function createApiContext(services: Services): ApiContext {
     services,
     keyCache,
     audit,
+    durableAudit,
     lastUsed,
     limits: new RequestLimits(config.rateLimits, buckets, metrics),
     verifyDeps: {
@@ -53,11 +68,16 @@ export function createApiContext(services: Services): ApiContext {
       metrics,
       clock: services.clock,
     },
+    async ready() {
+      await writer.start?.();
+    },
     async close() {
       await watch.stop();
       await lastUsed.close();
       await audit.close();
       await buckets.close();
+      await durableAudit.close();
+      await writer.close();
     },
   };
 }

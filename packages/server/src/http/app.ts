@@ -13,6 +13,7 @@ import type { ApiContext } from './apiContext.js';
 import { registerDocs } from './docsPage.js';
 import { registerHealth } from './health.js';
 import { registerOpenApi } from './openapi.js';
+import { registerAuditBeforeAnswer } from './plugins/auditBeforeAnswer.js';
 import { registerObservation } from './plugins/observe.js';
 import { registerRequestContext } from './plugins/requestContext.js';
 import { clientErrorHandler, frameworkErrorHandler, sendProblem, toApiError } from './problem.js';
@@ -50,6 +51,7 @@ export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
 
   registerRequestContext(app);
   registerObservation(app, context);
+  registerAuditBeforeAnswer(app, context);
   await registerOpenApi(app, config);
   registerHealth(app, context.services);
   await registerDocs(app);

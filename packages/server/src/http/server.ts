@@ -13,12 +13,15 @@ export interface RunningServer {
   url: string;
   mediaUrl: string | undefined;
   adminUrl: string | undefined;
+  /** Writes the folded refusals queued so far (keyed requests are already committed). */
+  flushAudit(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startServer(services: Services): Promise<RunningServer> {
   const { config } = services;
   const context = createApiContext(services);
+  await context.ready();
   const app = await buildApp(context);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -32,6 +35,7 @@ export async function startServer(services: Services): Promise<RunningServer> {
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     mediaUrl: media?.url,
     adminUrl: admin?.url,
+    flushAudit: () => context.audit.flush(),
     close: () => {
       closing ??= (async () => {
         // Graceful within a deadline: in-flight requests get EDS_SHUTDOWN_GRACE_MS, then any

@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
-import type { Db, Store } from './database.js';
-import type { AuditInsert } from './schema.js';
+import { type Insertable, sql } from 'kysely';
+import { type Db, sqliteHandleOf } from './database.js';
+import type { AuditDisclosuresTable, AuditInsert } from './schema.js';
 
 const AUDIT_COLUMNS = [
   'at',
@@ -17,80 +18,128 @@ const AUDIT_COLUMNS = [
   'request_count',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
-/**
- * Writes a batch of audit records in one transaction. On SQLite two insert shapes are prepared
- * once, a group of rows and a single row: SQL text that changed with every batch size would be
- * prepared afresh each time, which cost more than the inserts themselves under load, and a row
- * at a time paid a statement step per request. PostgreSQL takes multi-row inserts, which save
- * round trips.
- */
-export async function insertAuditRecords(
-  store: Pick<Store, 'db' | 'sqlite'>,
-  rows: AuditInsert[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  // A Kysely transaction open on the shared connection (awaiting between statements) would
-  // absorb these rows into its fate; then wait for the connection through Kysely instead.
-  if (store.sqlite && !store.sqlite.inTransaction) {
-    sqliteAuditWriter(store.sqlite)(rows);
-    return;
+/** An audit record and the patients whose data its answer carried (none for refusals). */
+export type AuditRecord = AuditInsert & { patient_ids?: readonly string[] | undefined };
+
+const DISCLOSURE_COLUMNS = [
+  'patient_id',
+  'at',
+  'request_id',
+  'organization_id',
+  'key_id',
+  'route',
+] as const satisfies readonly (keyof AuditDisclosureInsert)[];
+
+type AuditDisclosureInsert = Insertable<AuditDisclosuresTable>;
+
+function disclosuresOf(rows: readonly AuditRecord[]): AuditDisclosureInsert[] {
+  const out: AuditDisclosureInsert[] = [];
+  for (const row of rows) {
+    for (const patientId of row.patient_ids ?? []) {
+      out.push({
+        patient_id: patientId,
+        at: row.at,
+        request_id: row.request_id,
+        organization_id: row.organization_id ?? null,
+        key_id: row.key_id ?? null,
+        route: row.route,
+      });
+    }
   }
-  // An explicit NULL would override the column default: a row stands for one request unless told.
-  await insertThroughKysely(
-    store.db,
-    rows.map((row) => ({ ...row, request_count: row.request_count ?? 1 })),
-  );
+  return out;
 }
 
-async function insertThroughKysely(db: Db, rows: AuditInsert[]): Promise<void> {
+function auditRowOf({ patient_ids: _, ...row }: AuditRecord): AuditInsert {
+  // An explicit NULL would override the column default: a row stands for one request unless told.
+  return { ...row, request_count: row.request_count ?? 1 };
+}
+
+/**
+ * Writes a group of audit records and their disclosures in one transaction on the given
+ * connection (Kysely: PostgreSQL, or SQLite where no separate writer thread can open the file).
+ * Multi-row inserts save round trips.
+ */
+export async function insertAuditRecords(db: Db, rows: readonly AuditRecord[]): Promise<void> {
+  if (rows.length === 0) return;
+  const audit = rows.map(auditRowOf);
+  const disclosures = disclosuresOf(rows);
+  const parameters = audit.length * AUDIT_COLUMNS.length + disclosures.length * DISCLOSURE_COLUMNS.length;
+  if (!sqliteHandleOf(db) && parameters <= PG_MAX_PARAMETERS) {
+    // PostgreSQL: one statement, which is its own transaction: one round trip per group commit
+    // instead of four (both inserts in a data-modifying CTE when there are disclosures).
+    if (disclosures.length === 0) {
+      await db.insertInto('audit_log').values(audit).execute();
+      return;
+    }
+    await db
+      .with('audited', (w) => w.insertInto('audit_log').values(audit))
+      .insertInto('audit_disclosures')
+      .values(disclosures)
+      .execute();
+    return;
+  }
   await db.transaction().execute(async (tx) => {
-    for (let i = 0; i < rows.length; i += 400) {
+    for (let i = 0; i < audit.length; i += 400) {
       await tx
         .insertInto('audit_log')
-        .values(rows.slice(i, i + 400))
+        .values(audit.slice(i, i + 400))
+        .execute();
+    }
+    for (let i = 0; i < disclosures.length; i += 1000) {
+      await tx
+        .insertInto('audit_disclosures')
+        .values(disclosures.slice(i, i + 1000))
         .execute();
     }
   });
 }
 
-const sqliteWriters = new WeakMap<SQLite.Database, (rows: AuditInsert[]) => void>();
+/** PostgreSQL's limit on the parameters of one statement. */
+const PG_MAX_PARAMETERS = 65_535;
 
 /** Rows per multi-row insert: one statement step per group instead of per row. */
 const GROUP = 32;
 
-function auditValues(row: AuditInsert, into: unknown[]): void {
-  for (const column of AUDIT_COLUMNS) {
-    into.push(column === 'request_count' ? (row.request_count ?? 1) : (row[column] ?? null));
-  }
+/**
+ * A writer of audit groups on a better-sqlite3 connection of its own (the audit writer thread's).
+ * Two insert shapes per table are prepared once, a group of rows and a single row: SQL text that
+ * changed with every group size would be prepared afresh each time, which cost more than the
+ * inserts themselves under load, and a row at a time paid a statement step per request.
+ */
+export function sqliteAuditWriter(sqlite: SQLite.Database): (rows: readonly AuditRecord[]) => void {
+  const audit = groupedInsert(sqlite, 'audit_log', AUDIT_COLUMNS);
+  const disclosures = groupedInsert(sqlite, 'audit_disclosures', DISCLOSURE_COLUMNS);
+  return sqlite.transaction((rows: readonly AuditRecord[]) => {
+    audit(rows.map(auditRowOf));
+    disclosures(disclosuresOf(rows));
+  });
 }
 
-function sqliteAuditWriter(sqlite: SQLite.Database): (rows: AuditInsert[]) => void {
-  let writer = sqliteWriters.get(sqlite);
-  if (!writer) {
-    const tuple = `(${AUDIT_COLUMNS.map(() => '?').join(', ')})`;
-    const insert = (count: number) =>
-      sqlite.prepare(
-        `INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES ${Array(count).fill(tuple).join(', ')}`,
-      );
-    // Two fixed shapes, prepared once: groups of GROUP rows, then single rows for the rest.
-    const one = insert(1);
-    const group = insert(GROUP);
-    writer = sqlite.transaction((rows: AuditInsert[]) => {
-      let i = 0;
-      for (; i + GROUP <= rows.length; i += GROUP) {
-        const values: unknown[] = [];
-        for (let j = i; j < i + GROUP; j++) auditValues(rows[j]!, values);
-        group.run(values);
-      }
-      for (; i < rows.length; i++) {
-        const values: unknown[] = [];
-        auditValues(rows[i]!, values);
-        one.run(values);
-      }
-    });
-    sqliteWriters.set(sqlite, writer);
-  }
-  return writer;
+function groupedInsert<Row extends object>(
+  sqlite: SQLite.Database,
+  table: string,
+  columns: readonly string[],
+): (rows: readonly Row[]) => void {
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  const insert = (count: number) =>
+    sqlite.prepare(
+      `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array(count).fill(tuple).join(', ')}`,
+    );
+  const one = insert(1);
+  const group = insert(GROUP);
+  const valuesOf = (rows: readonly Row[], from: number, to: number) => {
+    const values: unknown[] = [];
+    for (let j = from; j < to; j++) {
+      const row = rows[j] as Record<string, unknown>;
+      for (const column of columns) values.push(row[column] ?? null);
+    }
+    return values;
+  };
+  return (rows) => {
+    let i = 0;
+    for (; i + GROUP <= rows.length; i += GROUP) group.run(valuesOf(rows, i, i + GROUP));
+    for (; i < rows.length; i++) one.run(valuesOf(rows, i, i + 1));
+  };
 }
 
 export interface AuditQuery {
@@ -119,4 +168,78 @@ export async function* readAudit(db: Db, query: AuditQuery, pageSize = 1000) {
     const last = rows[rows.length - 1]!;
     after = { at: last.at, id: last.id };
   }
+}
+
+export interface DisclosureQuery {
+  patientId: string;
+  sinceMs?: number | undefined;
+  untilMs?: number | undefined;
+}
+
+/**
+ * Every audited answer that carried one patient's data, newest first, a page at a time, from the
+ * (patient_id, at) index.
+ */
+export async function* readDisclosures(db: Db, query: DisclosureQuery, pageSize = 1000) {
+  let before: { at: number; requestId: string } | undefined;
+  for (;;) {
+    let q = db
+      .selectFrom('audit_disclosures')
+      .select(['at', 'request_id', 'organization_id', 'key_id', 'route'])
+      .where('patient_id', '=', query.patientId);
+    if (query.sinceMs !== undefined) q = q.where('at', '>=', query.sinceMs);
+    if (query.untilMs !== undefined) q = q.where('at', '<', query.untilMs);
+    if (before !== undefined) {
+      const cursor = before;
+      q = q.where((eb) =>
+        eb.or([
+          eb('at', '<', cursor.at),
+          eb.and([eb('at', '=', cursor.at), eb('request_id', '<', cursor.requestId)]),
+        ]),
+      );
+    }
+    const rows = await q.orderBy('at', 'desc').orderBy('request_id', 'desc').limit(pageSize).execute();
+    for (const row of rows) yield row;
+    if (rows.length < pageSize) return;
+    const last = rows[rows.length - 1]!;
+    before = { at: last.at, requestId: last.request_id };
+  }
+}
+
+/**
+ * Deletes audit records and disclosures older than `beforeMs`, at most `batchSize` rows per
+ * statement (each its own transaction), so a large prune never holds a long lock. Returns the
+ * number of rows deleted from each table.
+ */
+export async function pruneAudit(
+  db: Db,
+  beforeMs: number,
+  batchSize = 5000,
+): Promise<{ audit_log: number; audit_disclosures: number }> {
+  const deleted = { audit_log: 0, audit_disclosures: 0 };
+  for (;;) {
+    const result = await db
+      .deleteFrom('audit_log')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('audit_log').select('id').where('at', '<', beforeMs).limit(batchSize),
+      )
+      .executeTakeFirst();
+    const n = Number(result.numDeletedRows);
+    deleted.audit_log += n;
+    if (n < batchSize) break;
+  }
+  for (;;) {
+    const n = await deleteDisclosureBatch(db, beforeMs, batchSize);
+    deleted.audit_disclosures += n;
+    if (n < batchSize) break;
+  }
+  return deleted;
+}
+
+/** audit_disclosures has no key column: SQLite addresses rows by rowid, PostgreSQL by ctid. */
+async function deleteDisclosureBatch(db: Db, beforeMs: number, batchSize: number): Promise<number> {
+  const address = sqliteHandleOf(db) ? sql.raw('rowid') : sql.raw('ctid');
+  const result = await sql`DELETE FROM audit_disclosures WHERE ${address} IN
+    (SELECT ${address} FROM audit_disclosures WHERE at < ${beforeMs} LIMIT ${batchSize})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

@@ -15,6 +15,8 @@ import type { Database, DocumentRow, RecordingRow, TranscriptRow } from './schem
  * another encounter (of any organization) is absent here (decisions.md).
  */
 export interface DocumentInEncounter {
+  /** The encounter's patient: whose data an answer from this document carries. */
+  patientId: string;
   document: DocumentRow | undefined;
   /** Only when asked for (`also: 'transcript'`) and the document has one. */
   transcript: TranscriptRow | undefined;
@@ -43,7 +45,12 @@ export async function findDocumentAccess(
   if (access.status !== 'found') return access;
   return {
     status: 'found',
-    encounter: { document: documentOf(row), transcript: transcriptOf(row), recording: recordingOf(row) },
+    encounter: {
+      patientId: row.e_patient_id,
+      document: documentOf(row),
+      transcript: transcriptOf(row),
+      recording: recordingOf(row),
+    },
   };
 }
 
@@ -61,6 +68,7 @@ function documentJoin(db: Kysely<Database>, encounterId: string, documentId: str
     .select([
       'e.organization_id as e_organization_id',
       'e.demo_training as e_demo_training',
+      'e.patient_id as e_patient_id',
       'd.id as d_id',
       'd.encounter_id as d_encounter_id',
       'd.organization_id as d_organization_id',

@@ -127,6 +127,16 @@ export interface AuditLogTable {
   request_count: Generated<number>;
 }
 
+/** One patient whose data an audited answer carried (see migration 006). */
+export interface AuditDisclosuresTable {
+  patient_id: string;
+  at: number;
+  request_id: string;
+  organization_id: string | null;
+  key_id: string | null;
+  route: string;
+}
+
 export interface WebhookEventsTable {
   id: string;
   organization_id: string;
@@ -242,6 +252,7 @@ export interface Database {
   recordings: RecordingsTable;
   encounter_day_counts: EncounterDayCountsTable;
   audit_log: AuditLogTable;
+  audit_disclosures: AuditDisclosuresTable;
   webhook_events: WebhookEventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_activations: WebhookActivationsTable;

@@ -19,7 +19,7 @@ before(async () => {
     duration_ms: 1.5,
     key_id: 'key_1',
   };
-  await insertAuditRecords(store, [
+  await insertAuditRecords(store.db, [
     { ...row, at: at('2026-05-01T10:00:00Z'), request_id: 'req_2', organization_id: 'org_a' },
     { ...row, at: at('2026-05-01T09:00:00Z'), request_id: 'req_1', organization_id: 'org_a' },
     {

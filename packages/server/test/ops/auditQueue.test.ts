@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { AuditQueue } from '../../src/audit/auditQueue.js';
+import { KyselyAuditWriter } from '../../src/audit/auditWriter.js';
 import type { Store } from '../../src/store/database.js';
 import type { AuditInsert } from '../../src/store/schema.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
@@ -61,7 +62,7 @@ forEachStore('audit queue', (kind) => {
 
   test('error: a store failing mid-flush loses nothing and stores nothing twice once it is back', async () => {
     const queue = new AuditQueue({
-      store,
+      writer: new KyselyAuditWriter(store),
       flushIntervalMs: 60_000,
       batchSize: 10_000,
       sliceSize: 50,
@@ -89,7 +90,7 @@ forEachStore('audit queue', (kind) => {
   test('happy: refusals naming no key fold into one row per route, status and reason with exact counts', async () => {
     await sql`DELETE FROM audit_log`.execute(store.db);
     const queue = new AuditQueue({
-      store,
+      writer: new KyselyAuditWriter(store),
       flushIntervalMs: 60_000,
       batchSize: 10_000,
       logger: pino({ level: 'silent' }),

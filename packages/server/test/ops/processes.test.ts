@@ -1,6 +1,7 @@
 /**
  * Real processes, as an operator runs them: several `eds serve` on one database with keys
- * changed through `eds`, graceful shutdown, a crash within the audit flush window, and metrics.
+ * changed through `eds`, graceful shutdown, and metrics. (A crash under load, and the audit
+ * records it must not lose, is in durableAudit.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -121,23 +122,6 @@ test('happy: SIGTERM finishes in-flight requests, flushes the audit queue and ex
   const audited = await auditCount(database);
   const missing = completed.filter((c) => !audited.has(c.id));
   assert.deepEqual(missing, [], 'every completed request is in the audit log after a graceful stop');
-});
-
-test('security: after SIGKILL, no completed request older than the flush window is missing from the audit log', async () => {
-  const server = await startServeProcess(env);
-  const load = burst(server.url, 800);
-  await new Promise((r) => setTimeout(r, 1500));
-  const killedAt = Date.now();
-  await server.stop('SIGKILL');
-  const { completed } = await load;
-  const audited = await auditCount(database);
-  // The documented bound: one flush interval (100 ms here) plus one batch write, with room for a
-  // loaded test machine's event-loop lag.
-  const windowMs = 100 + 900;
-  const old = completed.filter((c) => c.at < killedAt - windowMs);
-  const lost = old.filter((c) => !audited.has(c.id));
-  assert.ok(old.length > 0, 'some requests completed well before the kill');
-  assert.deepEqual(lost, []);
 });
 
 test('happy: the admin port serves Prometheus metrics by route, status and reason code', async () => {

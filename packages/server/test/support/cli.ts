@@ -32,6 +32,7 @@ export function cliEnv(database: TestDatabase, extra: Record<string, string> = {
     EDS_KEY_DIGEST_SECRET: TEST_DIGEST_SECRET,
     EDS_MEDIA_SIGNING_SECRET: TEST_MEDIA_SECRET,
     EDS_LOG_LEVEL: 'silent',
+    EDS_AUDIT_COMMIT_TIMEOUT_MS: '60000',
     ...extra,
   };
 }

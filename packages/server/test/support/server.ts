@@ -23,6 +23,8 @@ export interface TestServer {
   putObject(key: string, bytes: Buffer): Promise<void>;
   /** Every log line the server wrote, as text. */
   logs: string[];
+  /** Writes the folded refusals the server has queued (keyed requests are committed already). */
+  flushAudit(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,9 @@ export function testEnv(database: TestDatabase, env: Record<string, string> = {}
     EDS_RATE_LIMIT_PER_KEY: '1000000',
     EDS_RATE_LIMIT_BURST: '10000000',
     EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
+    // A loaded test machine can stall a commit for seconds; a test that wants audit_unavailable
+    // makes the store refuse, it does not wait for a timeout.
+    EDS_AUDIT_COMMIT_TIMEOUT_MS: '60000',
     ...env,
   };
 }
@@ -96,6 +101,7 @@ export async function startTestServer(kind: StoreKind, options: TestServerOption
     fixtures,
     api,
     logs,
+    flushAudit: () => server.flushAudit(),
     putObject: async (key, bytes) => {
       await services.media.put(key, Readable.from([bytes]), 'audio/wav');
     },

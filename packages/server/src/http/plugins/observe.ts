@@ -1,18 +1,13 @@
 /**
  * After each response: one log line (path without query, never headers), metrics, and for
- * requests that got past bearer parsing one audit record. Nothing here holds a token, a signed
+ * requests refused before a key was identified the folded audit record (keyed requests were
+ * committed before their answer, see auditBeforeAnswer.ts). Nothing here holds a token, a signed
  * link or PHI: IDs only.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pathOnly } from '../../logger.js';
 import type { ApiContext } from '../apiContext.js';
-
-const MAX_ID_LENGTH = 128;
-
-function idParam(request: FastifyRequest, name: string): string | null {
-  const value = (request.params as Record<string, string> | undefined)?.[name];
-  return value === undefined ? null : value.slice(0, MAX_ID_LENGTH);
-}
+import { auditRecordOf } from './auditRecord.js';
 
 export function registerObservation(app: FastifyInstance, context: ApiContext): void {
   const { metrics, clock } = context.services;
@@ -36,20 +31,9 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
       },
       'request',
     );
-    if (request.auditSubject) {
-      context.audit.push({
-        at: clock(),
-        request_id: request.id,
-        organization_id: request.auditSubject.organizationId,
-        key_id: request.auditSubject.keyId,
-        method: request.method,
-        route: routeId,
-        encounter_id: idParam(request, 'encounter_id'),
-        document_id: idParam(request, 'document_id'),
-        status,
-        reason_code: reasonCode,
-        duration_ms: Math.round(durationMs * 100) / 100,
-      });
+    if (request.auditSubject && request.auditSubject.keyId === null) {
+      const { patient_ids: _, ...record } = auditRecordOf(request, reply, clock());
+      context.audit.push(record);
     }
   });
 }

@@ -8,7 +8,9 @@ export const getEncounterRoute: ApiRouteSpec<{ encounter_id: string }> = {
   params: EncounterParams,
   response: 'EncounterEnvelope',
   description: 'One encounter of your organization, with its patient and document summaries. No query keys.',
-  handle: async ({ context, caller, params }) => ({
-    encounter: await getEncounter(context.services.store.db, caller, params.encounter_id),
-  }),
+  handle: async ({ context, caller, params, request }) => {
+    const encounter = await getEncounter(context.services.store.db, caller, params.encounter_id);
+    request.disclosedPatientIds = [encounter.patient.patient_id];
+    return { encounter };
+  },
 };

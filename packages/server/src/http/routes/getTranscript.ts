@@ -8,6 +8,14 @@ export const getTranscriptRoute: ApiRouteSpec<{ encounter_id: string; document_i
   params: DocumentParams,
   response: 'Transcript',
   description: 'The finalized speaker turns of an ambient transcript document.',
-  handle: async ({ context, caller, params }) =>
-    getTranscript(context.services.store.db, caller, params.encounter_id, params.document_id),
+  handle: async ({ context, caller, params, request }) => {
+    const { body, patientIds } = await getTranscript(
+      context.services.store.db,
+      caller,
+      params.encounter_id,
+      params.document_id,
+    );
+    request.disclosedPatientIds = patientIds;
+    return body;
+  },
 };

@@ -22,6 +22,7 @@ export const listEncountersRoute: ApiRouteSpec<Record<string, never>> = {
       caller,
       parseListQuery(request.query as RawQuery),
     );
+    request.disclosedPatientIds = body.items.map((item) => item.patient.patient_id);
     reply.header('Link', pagingLinks(request.url, body));
     return body;
   },

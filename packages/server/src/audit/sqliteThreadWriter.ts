@@ -1,0 +1,106 @@
+/**
+ * The request thread's side of the SQLite audit writer thread: hands groups over, resolves each
+ * when the thread has committed it. A thread that dies fails what it held and is started again
+ * for the next group.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logger.js';
+import type { AuditRecord } from '../store/audit.js';
+import type { AuditWriter } from './auditWriter.js';
+import type { WriteResult, WriterThreadData } from './sqliteWriterThread.js';
+
+interface Waiting {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+export class SqliteThreadWriter implements AuditWriter {
+  private worker: Worker | undefined;
+  private started: Promise<void> | undefined;
+  private nextId = 1;
+  private readonly waiting = new Map<number, Waiting>();
+
+  constructor(
+    private readonly path: string,
+    private readonly busyTimeoutMs: number,
+    private readonly logger: Logger,
+    private readonly synchronous: 'full' | 'normal' = 'full',
+  ) {}
+
+  /**
+   * Starts the thread and resolves once its connection is open: loading it can take seconds on
+   * a busy machine, which must not count against the first answers' commit timeout.
+   */
+  start(): Promise<void> {
+    this.thread();
+    return this.started!;
+  }
+
+  write(records: readonly AuditRecord[]): Promise<void> {
+    const worker = this.thread();
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, records });
+    });
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startThread({
+      path: this.path,
+      busyTimeoutMs: this.busyTimeoutMs,
+      synchronous: this.synchronous,
+    });
+    let opened: (error?: string) => void = () => {};
+    this.started = new Promise<void>((resolve, reject) => {
+      opened = (error) => (error === undefined ? resolve() : reject(new Error(error)));
+    });
+    this.started.catch(() => {});
+    worker.on('message', ({ id, error }: WriteResult) => {
+      if (id === 0) {
+        if (this.waiting.size === 0) worker.unref();
+        return opened(error);
+      }
+      const waiting = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (this.waiting.size === 0) worker.unref();
+      if (error === undefined) waiting?.resolve();
+      else waiting?.reject(new Error(error));
+    });
+    const fail = (error: Error) => {
+      opened(error.message);
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiting of this.waiting.values()) waiting.reject(error);
+      this.waiting.clear();
+    };
+    worker.on('error', (error) => {
+      this.logger.error({ err: { message: error.message } }, 'audit writer thread failed');
+      fail(error);
+    });
+    worker.on('exit', (code) => fail(new Error(`audit writer thread exited (${code})`)));
+    // Held by the event loop while it opens and while groups are in it, not while idle.
+    this.worker = worker;
+    return worker;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+}
+
+/**
+ * From the compiled build the thread runs its .js file; from the TypeScript sources (development,
+ * tests) it first registers tsx in the new thread, as bin/eds.js does for the main one.
+ */
+function startThread(data: WriterThreadData): Worker {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSources ? './sqliteWriterThread.ts' : './sqliteWriterThread.js', import.meta.url);
+  if (!fromSources) return new Worker(entry, { workerData: data });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(boot, { eval: true, workerData: data });
+}

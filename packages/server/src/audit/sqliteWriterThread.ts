@@ -1,0 +1,48 @@
+/**
+ * The SQLite audit writer thread: better-sqlite3 is synchronous, so commits run here, on a
+ * connection of this thread's own (WAL lets it write while the request thread reads), and the
+ * event loop serving requests never waits for a disk flush. With synchronous=FULL (the default)
+ * a commit is on disk before its answers are released, not only in the OS cache; NORMAL keeps it
+ * through a process crash but not a power loss (EDS_AUDIT_SQLITE_SYNCHRONOUS).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import { type AuditRecord, sqliteAuditWriter } from '../store/audit.js';
+
+export interface WriterThreadData {
+  path: string;
+  busyTimeoutMs: number;
+  synchronous: 'full' | 'normal';
+}
+
+export interface WriteRequest {
+  id: number;
+  records: AuditRecord[];
+}
+
+/** id 0 announces that the connection is open (or could not be opened: `error`). */
+export interface WriteResult {
+  id: number;
+  error?: string;
+}
+
+const { path, busyTimeoutMs, synchronous } = workerData as WriterThreadData;
+const sqlite = new SQLite(path);
+sqlite.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
+sqlite.pragma('journal_mode = WAL');
+sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+parentPort!.postMessage({ id: 0 } satisfies WriteResult);
+
+let write: ((records: readonly AuditRecord[]) => void) | undefined;
+
+parentPort!.on('message', ({ id, records }: WriteRequest) => {
+  try {
+    write ??= sqliteAuditWriter(sqlite);
+    write(records);
+    parentPort!.postMessage({ id } satisfies WriteResult);
+  } catch (error) {
+    // Prepared again on the next group: the schema may have changed under the statements.
+    write = undefined;
+    parentPort!.postMessage({ id, error: (error as Error).message } satisfies WriteResult);
+  }
+});

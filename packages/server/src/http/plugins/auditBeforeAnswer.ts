@@ -1,0 +1,39 @@
+/**
+ * No answer to a keyed request leaves before its audit record is durable (decisions.md, Audit).
+ * The record is built in onSend, once the status and payload are final and before a byte is
+ * written, and the hook waits for the group commit that carries it. Whether a request waits is
+ * decided by its key, not its status: a 200, a 304 and a refusal of a known key alike. If the
+ * audit store cannot take the record, the payload is replaced by 503 audit_unavailable, so no
+ * data leaves unaudited.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiContext } from '../apiContext.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
+import { auditRecordOf } from './auditRecord.js';
+
+/** Headers that describe the data; none may survive its replacement by a problem. */
+const DATA_HEADERS = ['etag', 'last-modified', 'link', 'content-length', 'content-range'];
+
+export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiContext): void {
+  const { clock } = context.services;
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (!request.auditSubject || request.auditSubject.keyId === null) return payload;
+    const record = auditRecordOf(request, reply, clock());
+    try {
+      await context.durableAudit.commit(record);
+      return payload;
+    } catch {
+      request.reasonCode = 'audit_unavailable';
+      request.disclosedPatientIds = undefined;
+      for (const name of DATA_HEADERS) reply.removeHeader(name);
+      reply.code(503).type(PROBLEM_CONTENT_TYPE).header('Retry-After', '1');
+      return JSON.stringify(
+        problemBody(
+          'audit_unavailable',
+          'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
+          request.id,
+        ),
+      );
+    }
+  });
+}

@@ -1,0 +1,34 @@
+/** One request's audit record, as observed when its answer is final: IDs only, never PHI. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditRecord } from '../../store/audit.js';
+
+const MAX_ID_LENGTH = 128;
+
+/**
+ * The ID as the client sent it, bounded, with NUL replaced: PostgreSQL text cannot hold it, and
+ * one client's odd ID must not fail the group commit that other requests' answers wait for.
+ */
+function idParam(request: FastifyRequest, name: string): string | null {
+  const value = (request.params as Record<string, string> | undefined)?.[name];
+  return value === undefined ? null : value.slice(0, MAX_ID_LENGTH).replaceAll('\0', '\uFFFD');
+}
+
+export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditRecord {
+  const status = reply.statusCode;
+  const durationMs = reply.elapsedTime;
+  return {
+    at,
+    request_id: request.id,
+    organization_id: request.auditSubject?.organizationId ?? null,
+    key_id: request.auditSubject?.keyId ?? null,
+    method: request.method,
+    route: request.routeOptions.config?.routeId ?? 'unmatched',
+    encounter_id: idParam(request, 'encounter_id'),
+    document_id: idParam(request, 'document_id'),
+    status,
+    reason_code: request.reasonCode ?? null,
+    duration_ms: Math.round(durationMs * 100) / 100,
+    // Only an answer that carries data discloses (a 304 confirms what the client holds).
+    patient_ids: status < 400 ? [...new Set(request.disclosedPatientIds ?? [])] : undefined,
+  };
+}
