@@ -5,6 +5,7 @@
  */
 import type { Insertable } from 'kysely';
 import { OperatorError } from '../domain/errors.js';
+import { applyReadModelChanges } from '../domain/readModel.js';
 import {
   deleteRecordings,
   deleteTranscripts,
@@ -56,8 +57,9 @@ export async function writeImport(
       updatedAt: record.updatedAt ?? now,
     });
   }
-  await inBatches(recordsOf<PatientRecord>(file, plan, 'patient'), (batch) =>
-    upsertPatients(
+  // Each batch rewrites the stored answers it changes (domain/readModel.ts) in this transaction.
+  await inBatches(recordsOf<PatientRecord>(file, plan, 'patient'), async (batch) => {
+    await upsertPatients(
       tx,
       batch.map((p) => ({
         id: p.id,
@@ -68,10 +70,11 @@ export async function writeImport(
         created_at: p.createdAt ?? now,
         updated_at: p.updatedAt ?? now,
       })),
-    ),
-  );
-  await inBatches(recordsOf<EncounterRecord>(file, plan, 'encounter'), (batch) =>
-    upsertEncounters(
+    );
+    await applyReadModelChanges(tx, { patients: batch.map((p) => p.id) });
+  });
+  await inBatches(recordsOf<EncounterRecord>(file, plan, 'encounter'), async (batch) => {
+    await upsertEncounters(
       tx,
       batch.map((e) => ({
         id: e.id,
@@ -84,8 +87,9 @@ export async function writeImport(
         updated_at: e.updatedAt,
         demo_training: e.demoTraining ? 1 : 0,
       })),
-    ),
-  );
+    );
+    await applyReadModelChanges(tx, { encounters: batch.map((e) => e.id) });
+  });
   let events = 0;
   await inBatches(recordsOf<DocumentRecord>(file, plan, 'document'), async (batch) => {
     events += await writeDocuments(tx, batch, plan, audio, now, config);
@@ -157,6 +161,7 @@ async function writeDocuments(
   const finalized = new Set(await upsertTranscripts(tx, transcripts));
   await deleteRecordings(tx, withoutRecording);
   await upsertRecordings(tx, recordings);
+  await applyReadModelChanges(tx, { documents: batch.map((d) => d.id) });
   if (finalized.size === 0) return 0;
   const ready = batch
     .filter((d) => finalized.has(d.id))

@@ -13,6 +13,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set once a reason code decides the response; read by logging, metrics and audit. */
     reasonCode?: string;
+    /**
+     * The patients a successful answer disclosed (set by the route handlers: every item's patient
+     * on a list page, the encounter's patient on routes 2-5); read by the audit.
+     */
+    disclosedPatientIds?: readonly string[];
   }
 }
 

@@ -7,8 +7,8 @@ export const getEncounterRoute: ApiRouteSpec<{ encounter_id: string }> = {
   route: ROUTES.getEncounter,
   params: EncounterParams,
   response: 'EncounterEnvelope',
+  conditional: true,
   description: 'One encounter of your organization, with its patient and document summaries. No query keys.',
-  handle: async ({ context, caller, params }) => ({
-    encounter: await getEncounter(context.services.store.db, caller, params.encounter_id),
-  }),
+  handle: async ({ context, caller, params }) =>
+    getEncounter(context.services.store.db, caller, params.encounter_id),
 };

@@ -8,6 +8,7 @@ export const listEncountersRoute: ApiRouteSpec<Record<string, never>> = {
   route: ROUTES.listEncounters,
   querystring: ListEncountersQuery,
   response: 'EncounterList',
+  conditional: true,
   description:
     'Encounters of your organization, ordered by created_at (ties by encounter_id) in sort_order. ' +
     'Offset pagination without a snapshot: page by created_at windows for sync jobs. Only limit, ' +

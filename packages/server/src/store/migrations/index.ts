@@ -4,12 +4,14 @@ import * as core from './001_core.js';
 import * as webhooks from './002_webhooks.js';
 import * as documentSummaryIndex from './003_document_summary_index.js';
 import * as auditRequestCount from './004_audit_request_count.js';
+import * as readModel from './005_read_model.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
   '002_webhooks': webhooks,
   '003_document_summary_index': documentSummaryIndex,
   '004_audit_request_count': auditRequestCount,
+  '005_read_model': readModel,
 };
 
 export const migrationProvider: MigrationProvider = {
