@@ -5,10 +5,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export const ROOT = join(import.meta.dirname, '..');
-const EDS = join(ROOT, 'packages', 'server', 'bin', 'eds.js');
+const EDS = edsBin(ROOT);
 
-export function eds(args: string[], env: Record<string, string>): any {
-  const result = spawnSync(process.execPath, [EDS, ...args], {
+/** The eds command of a checkout (this one, or the code a benchmark compares with). */
+export function edsBin(root: string): string {
+  return join(root, 'packages', 'server', 'bin', 'eds.js');
+}
+
+export function eds(args: string[], env: Record<string, string>, root = ROOT): any {
+  const result = spawnSync(process.execPath, [edsBin(root), ...args], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
@@ -51,7 +56,7 @@ export async function startChild(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  if (command === process.execPath && args.includes(EDS)) {
+  if (command === process.execPath && args.some((a) => a.endsWith(join('bin', 'eds.js')))) {
     child.stdout!.resume();
     return childHandle(child);
   }
@@ -113,11 +118,12 @@ export async function startEdsServer(
   env: Record<string, string>,
   port: number,
   extraFlags: string[] = [],
+  root = ROOT,
 ): Promise<Child> {
   checkImageFlags();
   const child = await startChild(
     process.execPath,
-    [...SERVICE_NODE_FLAGS, ...extraFlags, EDS, 'serve'],
+    [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
     env,
     () => true,
   ).catch(async () => {
