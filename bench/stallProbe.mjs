@@ -9,7 +9,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { monitorEventLoopDelay, PerformanceObserver, constants } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 const SLOW_MS = 5;
 const file = process.env.EDS_BENCH_STALL_FILE;
@@ -28,7 +28,8 @@ let statements = {};
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     const kind = GC_KINDS[entry.detail?.kind] ?? String(entry.detail?.kind);
-    const g = (gc[kind] ??= { count: 0, total_ms: 0, max_ms: 0, over_20ms: 0 });
+    gc[kind] ??= { count: 0, total_ms: 0, max_ms: 0, over_20ms: 0 };
+    const g = gc[kind];
     g.count++;
     g.total_ms += entry.duration;
     g.max_ms = Math.max(g.max_ms, entry.duration);
@@ -38,7 +39,8 @@ new PerformanceObserver((list) => {
 
 function noteSlow(sql, ms) {
   const key = sql.replace(/\s+/g, ' ').slice(0, 120);
-  const s = (statements[key] ??= { count: 0, total_ms: 0, max_ms: 0 });
+  statements[key] ??= { count: 0, total_ms: 0, max_ms: 0 };
+  const s = statements[key];
   s.count++;
   s.total_ms += ms;
   s.max_ms = Math.max(s.max_ms, ms);
