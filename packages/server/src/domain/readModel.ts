@@ -39,18 +39,46 @@ export interface ReadModelChanges {
 
 /** Rewrites every stored answer the changed rows feed, in the caller's transaction. */
 export async function applyReadModelChanges(tx: Kysely<Database>, changes: ReadModelChanges): Promise<void> {
-  const encounters = new Set(changes.encounters ?? []);
-  const documents = [...new Set(changes.documents ?? [])];
-  if (documents.length > 0) {
+  const updater = new ReadModelUpdater(tx);
+  if (changes.documents) await updater.documentsChanged([...changes.documents]);
+  if (changes.patients) await updater.patientsChanged([...changes.patients]);
+  if (changes.encounters) updater.encountersChanged(changes.encounters);
+  await updater.flush();
+}
+
+/**
+ * The same, for a large write made in batches (an import): document answers are rewritten with
+ * each batch, but encounter summaries only once, at `flush`, however many of the batches (its
+ * patient, itself, each of its documents) touched an encounter. Call `flush` before the
+ * transaction commits.
+ */
+export class ReadModelUpdater {
+  private readonly encounters = new Set<string>();
+  constructor(private readonly tx: Kysely<Database>) {}
+
+  encountersChanged(ids: Iterable<string>): void {
+    for (const id of ids) this.encounters.add(id);
+  }
+
+  async patientsChanged(ids: readonly string[]): Promise<void> {
+    this.encountersChanged(await encounterIdsOfPatients(this.tx, [...new Set(ids)]));
+  }
+
+  async documentsChanged(ids: readonly string[]): Promise<void> {
+    const documents = [...new Set(ids)];
+    if (documents.length === 0) return;
     // Before the document answers are rewritten: they name the encounter a moved document left.
-    for (const id of await encounterIdsOfDocuments(tx, documents)) encounters.add(id);
-    await writeDocumentReads(tx, documents);
+    this.encountersChanged(await encounterIdsOfDocuments(this.tx, documents));
+    await writeDocumentReads(this.tx, documents);
   }
-  const patients = [...new Set(changes.patients ?? [])];
-  if (patients.length > 0) {
-    for (const id of await encounterIdsOfPatients(tx, patients)) encounters.add(id);
+
+  async flush(): Promise<void> {
+    const ids = [...this.encounters];
+    this.encounters.clear();
+    for (let i = 0; i < ids.length; i += REBUILD_PAGE) {
+      await writeEncounterReads(this.tx, ids.slice(i, i + REBUILD_PAGE));
+    }
   }
-  if (encounters.size > 0) await writeEncounterReads(tx, [...encounters]);
 }
 
 const PUBLIC = new Set<string>(PUBLIC_SCHEMA_TYPES);

@@ -1,6 +1,7 @@
 /**
  * What the API keeps for the life of a process beyond the shared services: the key cache and
- * its cross-process invalidation, the audit queue, and the last-used tracker.
+ * its cross-process invalidation, the audit queue, the last-used tracker, and (SQLite) the WAL
+ * checkpointer that keeps checkpoints off the event loop.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
 import { KeyCache } from '../auth/keyCache.js';
@@ -9,6 +10,7 @@ import type { VerifyDeps } from '../auth/verifyApiKey.js';
 import type { Services } from '../services.js';
 import { watchAuthChanges } from '../store/authChanges.js';
 import type { CommitWatch } from '../store/commitWatch.js';
+import { startWalCheckpointer } from '../store/walCheckpointer.js';
 
 export interface ApiContext {
   readonly services: Services;
@@ -18,6 +20,9 @@ export interface ApiContext {
   readonly lastUsed: LastUsedTracker;
   close(): Promise<void>;
 }
+
+/** How often the serving process checkpoints SQLite's WAL, off the event loop. */
+const WAL_CHECKPOINT_INTERVAL_MS = 1000;
 
 export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
@@ -35,6 +40,11 @@ export function createApiContext(services: Services): ApiContext {
   const lastUsed = new LastUsedTracker(store.db, logger);
   const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
   const watch: CommitWatch = watchAuthChanges(store, pgUrl, () => keyCache.clear());
+  const checkpointer =
+    store.sqlite &&
+    startWalCheckpointer(store.sqlite, WAL_CHECKPOINT_INTERVAL_MS, (message) =>
+      logger.warn({ error: message }, 'WAL checkpoint failed'),
+    );
   return {
     services,
     keyCache,
@@ -52,6 +62,7 @@ export function createApiContext(services: Services): ApiContext {
       await watch.stop();
       await lastUsed.close();
       await audit.close();
+      await checkpointer?.stop();
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { Insertable } from 'kysely';
 import { OperatorError } from '../domain/errors.js';
-import { applyReadModelChanges } from '../domain/readModel.js';
+import { ReadModelUpdater } from '../domain/readModel.js';
 import {
   deleteRecordings,
   deleteTranscripts,
@@ -57,7 +57,8 @@ export async function writeImport(
       updatedAt: record.updatedAt ?? now,
     });
   }
-  // Each batch rewrites the stored answers it changes (domain/readModel.ts) in this transaction.
+  // The stored answers the file changes (domain/readModel.ts), rewritten in this transaction.
+  const readModel = new ReadModelUpdater(tx);
   await inBatches(recordsOf<PatientRecord>(file, plan, 'patient'), async (batch) => {
     await upsertPatients(
       tx,
@@ -71,7 +72,7 @@ export async function writeImport(
         updated_at: p.updatedAt ?? now,
       })),
     );
-    await applyReadModelChanges(tx, { patients: batch.map((p) => p.id) });
+    await readModel.patientsChanged(batch.map((p) => p.id));
   });
   await inBatches(recordsOf<EncounterRecord>(file, plan, 'encounter'), async (batch) => {
     await upsertEncounters(
@@ -88,12 +89,13 @@ export async function writeImport(
         demo_training: e.demoTraining ? 1 : 0,
       })),
     );
-    await applyReadModelChanges(tx, { encounters: batch.map((e) => e.id) });
+    readModel.encountersChanged(batch.map((e) => e.id));
   });
   let events = 0;
   await inBatches(recordsOf<DocumentRecord>(file, plan, 'document'), async (batch) => {
-    events += await writeDocuments(tx, batch, plan, audio, now, config);
+    events += await writeDocuments(tx, batch, plan, audio, now, config, readModel);
   });
+  await readModel.flush();
   return events;
 }
 
@@ -104,6 +106,7 @@ async function writeDocuments(
   audio: ReadonlyMap<string, StoredAudio>,
   now: number,
   config: RecordEventsOptions['config'],
+  readModel: ReadModelUpdater,
 ): Promise<number> {
   const organizationOf = (d: DocumentRecord) => plan.encounterOrganization.get(d.encounterId)!;
   const documents: Insertable<DocumentsTable>[] = [];
@@ -161,7 +164,7 @@ async function writeDocuments(
   const finalized = new Set(await upsertTranscripts(tx, transcripts));
   await deleteRecordings(tx, withoutRecording);
   await upsertRecordings(tx, recordings);
-  await applyReadModelChanges(tx, { documents: batch.map((d) => d.id) });
+  await readModel.documentsChanged(batch.map((d) => d.id));
   if (finalized.size === 0) return 0;
   const ready = batch
     .filter((d) => finalized.has(d.id))

@@ -6,7 +6,7 @@ import type { SortOrder } from '../contract/listQuery.js';
 import { DAY_MS, dayOf } from '../time.js';
 import type { Db } from './database.js';
 import { preparedQuery } from './preparedQuery.js';
-import { DAY_AT_OFFSET, PAGE_READS, type PageRow } from './readModel.js';
+import { dayAtOffset, PAGE_READS, type PageRow } from './readModel.js';
 import type { DocumentRow, EncounterRow, PatientRow } from './schema.js';
 
 /**
@@ -70,7 +70,7 @@ export interface ListPage {
  * A deep offset does not walk every entry before it. The per-day count roll-up (exact, kept in
  * the same transaction as every encounter write) says in which day the offset lands, so the scan
  * starts at that day and skips only the entries before the offset within it: the cost is the
- * days before the target (summed inside the database, a few hundred small rows at most) plus at
+ * days before the target (a walk over the roll-up's rows that stops at the target day) plus at
  * most one day's entries, instead of `offset` entries. Chosen over a per-organization rank or
  * checkpoint rows because it needs nothing more at import: an encounter inserted early in the
  * order would shift every later rank or checkpoint, while the roll-up only changes one day's
@@ -108,19 +108,17 @@ async function pageBounds(db: Db, organizationId: string, page: ListPage): Promi
         : 0;
     if (page.offset < head) return plain;
     const rest = page.offset - head;
-    const [day] = await DAY_AT_OFFSET.asc(db, organizationId, firstFullDay, endFullDay, rest);
-    if (day) return { startMs: Number(day.day) * DAY_MS, endMs, offset: rest - Number(day.before) };
-    const all = await rollupCount(db, organizationId, firstFullDay, endFullDay);
-    return { startMs: endFullDay * DAY_MS, endMs, offset: rest - all };
+    const at = await dayAtOffset(db, 'asc', organizationId, firstFullDay, endFullDay, rest);
+    if ('past' in at) return { startMs: endFullDay * DAY_MS, endMs, offset: rest - at.past };
+    return { startMs: at.day * DAY_MS, endMs, offset: rest - at.before };
   }
   const tail =
     endFullDay * DAY_MS < endMs ? await countOnIndex(db, organizationId, endFullDay * DAY_MS, endMs) : 0;
   if (page.offset < tail) return plain;
   const rest = page.offset - tail;
-  const [day] = await DAY_AT_OFFSET.desc(db, organizationId, firstFullDay, endFullDay, rest);
-  if (day) return { startMs, endMs: (Number(day.day) + 1) * DAY_MS, offset: rest - Number(day.before) };
-  const all = await rollupCount(db, organizationId, firstFullDay, endFullDay);
-  return { startMs, endMs: firstFullDay * DAY_MS, offset: rest - all };
+  const at = await dayAtOffset(db, 'desc', organizationId, firstFullDay, endFullDay, rest);
+  if ('past' in at) return { startMs, endMs: firstFullDay * DAY_MS, offset: rest - at.past };
+  return { startMs, endMs: (at.day + 1) * DAY_MS, offset: rest - at.before };
 }
 
 // An absent bound is the widest a time can be, so every page and count has one SQL shape per

@@ -3,9 +3,10 @@
  * stored answers, and the routes' reads of them. What the bytes say is decided in
  * domain/readModel.ts; this module only moves rows.
  */
+import type SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { chunks } from './clinicalWrites.js';
-import type { Db } from './database.js';
+import { type Db, sqliteHandleOf } from './database.js';
 import { PUBLIC_SCHEMA_TYPES } from './encounters.js';
 import { preparedQuery } from './preparedQuery.js';
 import type {
@@ -370,12 +371,58 @@ function pageRead(sort: 'asc' | 'desc') {
 /** One range scan of the list index, which carries the stored summaries. */
 export const PAGE_READS = { asc: pageRead('asc'), desc: pageRead('desc') };
 
+/** Where an offset lands among whole days: that day and the entries before it, or past them all. */
+export type DayAtOffset = { day: number; before: number } | { past: number };
+
 /**
  * The whole day (of the per-day roll-up, within [firstDay, endDay)) in which the entry at
- * `offset` lies, counting days in `sort` order, with the number of entries in the days before it.
- * No row when the days hold `offset` entries or fewer.
+ * `offset` lies, counting days in `sort` order, with the number of entries in the days before
+ * it; or, when the days hold `offset` entries or fewer, how many they hold.
+ *
+ * On SQLite the days are read in order and the walk stops at the target day (tens of rows for
+ * an offset of 10,000 at a few hundred encounters a day); a window function over every day cost
+ * about 0.6 ms a call. PostgreSQL sums them with a window function in one round trip.
  */
-function dayAtOffset(sort: 'asc' | 'desc') {
+export async function dayAtOffset(
+  db: Db,
+  sort: 'asc' | 'desc',
+  organizationId: string,
+  firstDay: number,
+  endDay: number,
+  offset: number,
+): Promise<DayAtOffset> {
+  const sqlite = sqliteHandleOf(db);
+  if (sqlite !== undefined && !sqlite.inTransaction) {
+    let statement = dayWalks.get(sqlite)?.[sort];
+    if (!statement) {
+      const walks = {
+        asc: sqlite.prepare(DAY_WALK_SQL('asc')).raw(true),
+        desc: sqlite.prepare(DAY_WALK_SQL('desc')).raw(true),
+      };
+      dayWalks.set(sqlite, walks);
+      statement = walks[sort];
+    }
+    let before = 0;
+    for (const [day, count] of statement.iterate(organizationId, firstDay, endDay) as Iterable<
+      [number, number]
+    >) {
+      if (before + count > offset) return { day, before };
+      before += count;
+    }
+    return { past: before };
+  }
+  const [row] = await DAY_AT_OFFSET[sort](db, organizationId, firstDay, endDay, offset);
+  if (row) return { day: Number(row.day), before: Number(row.before) };
+  const [sum] = await DAY_SUM(db, organizationId, firstDay, endDay);
+  return { past: Number(sum?.n ?? 0) };
+}
+
+const DAY_WALK_SQL = (sort: 'asc' | 'desc') =>
+  `select day, count from encounter_day_counts where organization_id = ? and day >= ? and day < ? order by day ${sort}`;
+
+const dayWalks = new WeakMap<SQLite.Database, Record<'asc' | 'desc', SQLite.Statement>>();
+
+function dayAtOffsetQuery(sort: 'asc' | 'desc') {
   const order = sql.raw(sort === 'asc' ? 'asc' : 'desc');
   return preparedQuery((db, organizationId: string, firstDay: number, endDay: number, offset: number) => {
     const query = sql<{ day: number; before: number }>`select day, running - count as before from (
@@ -387,4 +434,13 @@ function dayAtOffset(sort: 'asc' | 'desc') {
   });
 }
 
-export const DAY_AT_OFFSET = { asc: dayAtOffset('asc'), desc: dayAtOffset('desc') };
+const DAY_AT_OFFSET = { asc: dayAtOffsetQuery('asc'), desc: dayAtOffsetQuery('desc') };
+
+const DAY_SUM = preparedQuery((db, organizationId: string, firstDay: number, endDay: number) =>
+  db
+    .selectFrom('encounter_day_counts')
+    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('day', '>=', firstDay)
+    .where('day', '<', endDay),
+);

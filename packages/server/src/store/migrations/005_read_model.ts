@@ -65,10 +65,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('transcript_etag', 'text')
     .execute();
 
+  // A patient's change rewrites the summaries of its encounters: found by this index, not a scan.
+  await db.schema.createIndex('encounters_patient').on('encounters').column('patient_id').execute();
+
   await rebuildReadModel(db as Kysely<Database>);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropIndex('encounters_patient').execute();
   await db.schema.dropTable('document_reads').execute();
   await db.schema.dropTable('encounter_reads').execute();
 }
