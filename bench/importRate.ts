@@ -104,7 +104,7 @@ function writeFile(): { file: string; rows: number } {
       }),
     );
   }
-  const file = join(DIR, `import-${N}.ndjson`);
+  const file = join(DIR, `import-${values.store}-${N}.ndjson`);
   writeFileSync(file, `${lines.join('\n')}\n`);
   return { file, rows: lines.length };
 }
