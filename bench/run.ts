@@ -139,6 +139,9 @@ async function copyDataset(env: Record<string, string>): Promise<Dataset & { mig
   } else {
     await adminQuery(`DROP DATABASE IF EXISTS ${to.dbName}`);
     await adminQuery(`CREATE DATABASE ${to.dbName} TEMPLATE ${from.dbName}`);
+    // The demo's recordings live in the data directory's media folder.
+    rmSync(to.dataDir, { recursive: true, force: true });
+    cpSync(from.dataDir, to.dataDir, { recursive: true });
   }
   const started = Date.now();
   eds(['migrate'], env);
