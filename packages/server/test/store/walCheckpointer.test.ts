@@ -26,7 +26,8 @@ test('happy: writes reach the database file through the worker thread, not throu
   const insert = sqlite.prepare(
     'INSERT INTO audit_log (at, request_id, method, route, status, duration_ms) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  for (let i = 0; i < 5000; i++) insert.run(i, `req_${i}_${'x'.repeat(200)}`, 'GET', 'listEncounters', 200, 1);
+  for (let i = 0; i < 5000; i++)
+    insert.run(i, `req_${i}_${'x'.repeat(200)}`, 'GET', 'listEncounters', 200, 1);
   while (statSync(path).size <= sizeBefore + 500_000) await new Promise((r) => setTimeout(r, 20));
   await checkpointer.stop();
   assert.deepEqual(errors, []);
