@@ -197,8 +197,12 @@ async function startSide(label: string, root: string, dataset: () => Promise<Dat
     flags,
     root,
   );
+  started.push(server);
   return { label, root, base: `http://127.0.0.1:${port}`, token, server, stallFile };
 }
+
+/** Every server this run started, stopped however the run ends. */
+const started: Child[] = [];
 
 const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
 
@@ -297,6 +301,7 @@ async function main() {
       return true;
     },
   );
+  started.push(ceiling);
   const wrk = createWrk(RESULTS, CONNECTIONS);
   const rows: any[] = [];
   for (const [name, path, auth] of selected) {
@@ -428,7 +433,9 @@ function unknownToken(): string {
   return generateToken('live');
 }
 
-main().catch((error) => {
+main().catch(async (error) => {
   console.error(error);
+  // A failed run must not leave its servers behind (they hold the data sets open).
+  await Promise.all(started.map((child) => child.stop()));
   process.exit(1);
 });
