@@ -1,14 +1,19 @@
 /** Child processes for the benchmark: the eds CLI, the server under test, and RSS sampling. */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export const ROOT = join(import.meta.dirname, '..');
-const EDS = join(ROOT, 'packages', 'server', 'bin', 'eds.js');
+const EDS = edsBin(ROOT);
 
-export function eds(args: string[], env: Record<string, string>): any {
-  const result = spawnSync(process.execPath, [EDS, ...args], {
+/** The eds command of a checkout (this one, or the code a benchmark compares with). */
+export function edsBin(root: string): string {
+  return join(root, 'packages', 'server', 'bin', 'eds.js');
+}
+
+export function eds(args: string[], env: Record<string, string>, root = ROOT): any {
+  const result = spawnSync(process.execPath, [edsBin(root), ...args], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
@@ -51,7 +56,7 @@ export async function startChild(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  if (command === process.execPath && args.some((arg) => arg.endsWith(join('bin', 'eds.js')))) {
+  if (command === process.execPath && args.some((a) => a.endsWith(join('bin', 'eds.js')))) {
     child.stdout!.resume();
     return childHandle(child);
   }
@@ -107,19 +112,18 @@ function checkImageFlags(): void {
 
 /**
  * Starts `eds serve` as production runs it and resolves once /healthz answers on `port`.
- * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`); `bin` runs another
- * build of the service (the benchmark's `--baseline`).
+ * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`).
  */
 export async function startEdsServer(
   env: Record<string, string>,
   port: number,
   extraFlags: string[] = [],
-  bin: string = EDS,
+  root = ROOT,
 ): Promise<Child> {
   checkImageFlags();
   const child = await startChild(
     process.execPath,
-    [...SERVICE_NODE_FLAGS, ...extraFlags, bin, 'serve'],
+    [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
     env,
     () => true,
   ).catch(async () => {
@@ -147,44 +151,4 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/**
- * Another commit of the service, built beside the results (not a git worktree: nothing is added
- * to the repository's metadata), sharing this checkout's installed dependencies. Returns the path
- * of its `eds` bin; built once per commit.
- */
-export function baselineBuild(ref: string, resultsDir: string): string {
-  const git = (args: string[]) => {
-    const r = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]);
-  const dir = join(resultsDir, `baseline-${sha.slice(0, 12)}`);
-  const bin = join(dir, 'packages', 'server', 'bin', 'eds.js');
-  if (existsSync(join(dir, 'packages', 'server', 'dist', 'cli', 'main.js'))) return bin;
-  mkdirSync(dir, { recursive: true });
-  const archive = spawnSync(
-    'sh',
-    ['-c', `git archive ${sha} packages/server tsconfig.base.json | tar -x -C "${dir}"`],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
-  if (archive.status !== 0) throw new Error('git archive failed');
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  const serverModules = join(ROOT, 'packages', 'server', 'node_modules');
-  if (existsSync(serverModules)) symlinkSync(serverModules, join(dir, 'packages', 'server', 'node_modules'));
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const build = spawnSync(
-    process.execPath,
-    [tsc, '-p', join(dir, 'packages', 'server', 'tsconfig.build.json')],
-    {
-      stdio: 'inherit',
-    },
-  );
-  if (build.status !== 0) throw new Error(`building ${ref} failed`);
-  return bin;
 }

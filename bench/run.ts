@@ -1,46 +1,48 @@
 /**
  * `npm run bench`: the service in production mode on a data set of N encounters, each route
- * driven by autocannon from this process, next to a raw node:http ceiling that answers the same
- * bytes under the same load. Reports req/s, p50/p99, the ratio to the ceiling and the server's
- * peak RSS. Options: --store sqlite|postgres --encounters N --connections C --duration S
- * --routes TEXT (only routes whose name contains it) --profile (run the service under
- * `--cpu-prof`: the profile is written to bench/results and summarized by self time; open the
- * file in Chrome DevTools or speedscope for the flame graph; profiling slows the service).
- * The route runs drive one key (and one address) at saturation, so they turn rate limits off;
- * the limiter is measured on its own afterwards (bench/rateLimits.ts; skip it with
- * --routes, select only it with --routes limiter). Redis: TEST_REDIS_URL, else 127.0.0.1:6379.
- * --baseline REF (also run the service as built from commit REF, on the same data, and measure
- * each route on both back to back: the cost of a change, A/B within one run). At the end, the
- * audit writer's sustained records/s (group commit, 64 waiting callers) on the same store.
+ * driven by wrk (bench/wrk.ts, a separate process whose own CPU use is reported, so it is shown
+ * not to be the bottleneck), next to a raw node:http ceiling that answers the same bytes under
+ * the same load. Reports req/s, p50/p99 and the slowest single answer (max), the ratio to the
+ * ceiling and the server's peak RSS.
+ *
+ * Options: --store sqlite|postgres --encounters N --connections C --duration S
+ * --routes TEXT (only routes whose name contains it)
+ * --before PATH (a checkout of other code, e.g. a worktree of main: its server is measured on the
+ *   same data set in the same run, route by route beside this one and the ceiling; the data set
+ *   is built by its `eds demo` and this code's copy of it by `eds migrate`, which is timed)
+ * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
+ *   5 ms or more, per route)
+ * --profile (run the service under `--cpu-prof`: the profile is written to bench/results and
+ *   summarized by self time; profiling slows the service).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
-import { measureAuditWriter } from './auditWriter.js';
-import { baselineBuild, eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
+import { type Child, eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
-import { benchRateLimits, printRateLimits } from './rateLimits.js';
+import { createWrk, type WrkResult } from './wrk.js';
 
 const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'sqlite' },
     encounters: { type: 'string', default: '10000' },
     connections: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '8' },
+    duration: { type: 'string', default: '10' },
     routes: { type: 'string', default: '' },
+    before: { type: 'string' },
+    stalls: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
-    baseline: { type: 'string', default: '' },
   },
 });
 const N = Number(values.encounters);
 const CONNECTIONS = Number(values.connections);
 const DURATION = Number(values.duration);
 const RESULTS = join(ROOT, 'bench', 'results');
+const BEFORE = values.before ? resolve(values.before) : undefined;
 mkdirSync(RESULTS, { recursive: true });
 
 const SECRETS = {
@@ -48,168 +50,247 @@ const SECRETS = {
   EDS_MEDIA_SIGNING_SECRET: 'bench-media-secret-0123456789abcdef',
 };
 
-async function databaseUrl(): Promise<string> {
-  if (values.store === 'sqlite') return join(RESULTS, `data-sqlite-${N}`, 'eds.sqlite');
-  const admin = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `eds_bench_${N}`;
-  const client = new pg.Client({ connectionString: admin });
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function adminQuery(text: string, values: unknown[] = []) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
-  const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(admin);
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+function pgUrl(name: string): string {
+  const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-interface Dataset {
-  organizationId: string;
-}
-
-/** Builds the data set once (eds demo), then reuses it; a fresh key every run. */
-function prepareDataset(env: Record<string, string>): Dataset & { token: string } {
-  const marker = join(RESULTS, `dataset-${values.store}-${N}.json`);
-  let dataset: Dataset;
-  if (existsSync(marker)) {
-    eds(['migrate'], env);
-    dataset = JSON.parse(readFileSync(marker, 'utf8'));
-  } else {
-    const started = Date.now();
-    const demo = eds(['demo', '--encounters', String(N), '--seed', '1'], env);
-    console.error(`data set: ${N} encounters in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    dataset = { organizationId: demo.organization_id };
-    writeFileSync(marker, JSON.stringify(dataset));
-  }
-  const key = eds(
-    [
-      'key',
-      'create',
-      '--org',
-      dataset.organizationId,
-      '--scopes',
-      'encounters:read,patients:read,documents:read,recordings:read',
-    ],
-    env,
-  );
-  return { ...dataset, token: key.token };
-}
-
-interface Measured {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-}
-
-async function load(url: string, token: string | undefined): Promise<Measured> {
-  const headers = token ? { authorization: `Bearer ${token}` } : {};
-  await autocannon({ url, connections: CONNECTIONS, duration: 1, headers });
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
+/** Where a data set lives: `label` is '' for this code's own, 'before'/'after' when comparing. */
+function location(label: string) {
+  const suffix = label ? `-${label}` : '';
+  const dataDir = join(RESULTS, `data-${values.store}-${N}${suffix}`);
   return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors,
-    non2xx: r.non2xx,
+    dataDir,
+    dbName: `eds_bench_${N}${label ? `_${label}` : ''}`,
+    url:
+      values.store === 'sqlite'
+        ? join(dataDir, 'eds.sqlite')
+        : pgUrl(`eds_bench_${N}${label ? `_${label}` : ''}`),
+    marker: join(RESULTS, `dataset-${values.store}-${N}${suffix}.json`),
   };
 }
 
-async function main() {
-  // Production runs the compiled output; build it so the numbers are for the current code.
-  const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], { cwd: ROOT, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('build failed');
-  const dbUrl = await databaseUrl();
-  const port = await freePort();
-  const mediaPort = await freePort();
-  const env = {
+function envFor(label: string, port: number, mediaPort: number): Record<string, string> {
+  const where = location(label);
+  return {
     ...SECRETS,
-    EDS_DATABASE_URL: dbUrl,
-    EDS_DATA_DIR: join(RESULTS, `data-${values.store}-${N}`),
+    EDS_DATABASE_URL: where.url,
+    EDS_DATA_DIR: where.dataDir,
     EDS_PORT: String(port),
     EDS_MEDIA_PORT: String(mediaPort),
     EDS_LOG_LEVEL: process.env.EDS_LOG_LEVEL ?? 'warn',
     NODE_ENV: 'production',
     EDS_DB_POOL_SIZE: '16',
   };
-  const data = prepareDataset(env);
-  // One key and one address at saturation: with limits on, this would measure 429s.
-  const routeEnv = { ...env, EDS_RATE_LIMIT_PER_KEY: '0', EDS_RATE_LIMIT_UNAUTHENTICATED: '0' };
-  const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
-  const server = await startEdsServer(
-    routeEnv,
-    port,
-    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
-  );
-  const base = `http://127.0.0.1:${port}`;
-  let baseline: { url: string; stop(): Promise<void> } | undefined;
-  if (values.baseline) {
-    const bin = baselineBuild(values.baseline, RESULTS);
-    const baselinePort = await freePort();
-    const child = await startEdsServer(
-      { ...env, EDS_PORT: String(baselinePort), EDS_MEDIA_PORT: String(await freePort()) },
-      baselinePort,
-      [],
-      bin,
-    );
-    baseline = { url: `http://127.0.0.1:${baselinePort}`, stop: () => child.stop() };
+}
+
+interface Dataset {
+  organizationId: string;
+}
+
+/** Builds a data set once with `root`'s `eds demo`, then reuses it. */
+async function buildDataset(label: string, env: Record<string, string>, root: string): Promise<Dataset> {
+  const where = location(label);
+  if (existsSync(where.marker)) {
+    eds(['migrate'], env, root);
+    return JSON.parse(readFileSync(where.marker, 'utf8'));
   }
-  const ex = await findExamples(base, data.token);
+  if (values.store === 'postgres') {
+    await adminQuery(`DROP DATABASE IF EXISTS ${where.dbName}`);
+    await adminQuery(`CREATE DATABASE ${where.dbName}`);
+  }
+  const started = Date.now();
+  const demo = eds(['demo', '--encounters', String(N), '--seed', '1'], env, root);
+  console.error(
+    `data set (${label || 'this code'}): ${N} encounters in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const dataset = { organizationId: demo.organization_id };
+  writeFileSync(where.marker, JSON.stringify(dataset));
+  return dataset;
+}
+
+/**
+ * This code's copy of the before data set, upgraded by this code's `eds migrate` (timed: for the
+ * read model, that is the backfill of every stored answer).
+ */
+async function copyDataset(env: Record<string, string>): Promise<Dataset & { migrateSeconds?: number }> {
+  const from = location('before');
+  const to = location('after');
+  if (existsSync(to.marker)) {
+    eds(['migrate'], env);
+    return JSON.parse(readFileSync(to.marker, 'utf8'));
+  }
+  if (values.store === 'sqlite') {
+    rmSync(to.dataDir, { recursive: true, force: true });
+    cpSync(from.dataDir, to.dataDir, { recursive: true });
+  } else {
+    await adminQuery(`DROP DATABASE IF EXISTS ${to.dbName}`);
+    await adminQuery(`CREATE DATABASE ${to.dbName} TEMPLATE ${from.dbName}`);
+    // The demo's recordings live in the data directory's media folder.
+    rmSync(to.dataDir, { recursive: true, force: true });
+    cpSync(from.dataDir, to.dataDir, { recursive: true });
+  }
+  const started = Date.now();
+  eds(['migrate'], env);
+  const migrateSeconds = (Date.now() - started) / 1000;
+  console.error(`eds migrate of the copy with this code: ${migrateSeconds.toFixed(1)} s`);
+  const dataset = { ...JSON.parse(readFileSync(from.marker, 'utf8')), migrateSeconds };
+  writeFileSync(to.marker, JSON.stringify(dataset));
+  return dataset;
+}
+
+function mintKey(organizationId: string, env: Record<string, string>, root: string): string {
+  return eds(
+    [
+      'key',
+      'create',
+      '--org',
+      organizationId,
+      '--scopes',
+      'encounters:read,patients:read,documents:read,recordings:read',
+    ],
+    env,
+    root,
+  ).token;
+}
+
+interface Side {
+  label: string;
+  root: string;
+  base: string;
+  token: string;
+  server: Child;
+  stallFile: string;
+}
+
+async function startSide(label: string, root: string, dataset: () => Promise<Dataset>): Promise<Side> {
+  const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error(`build failed in ${root}`);
+  const port = await freePort();
+  const env = envFor(label, port, await freePort());
+  const data = await dataset.call(null);
+  const token = mintKey(data.organizationId, env, root);
+  const stallFile = join(RESULTS, `stalls-${label || 'this'}.json`);
+  const flags: string[] = [];
+  if (values.profile) flags.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  if (values.stalls) flags.push('--import', join(ROOT, 'bench', 'stallProbe.mjs'));
+  const server = await startEdsServer(
+    {
+      ...env,
+      EDS_BENCH_STALL_FILE: stallFile,
+      EDS_BENCH_SERVER_PACKAGE: join(root, 'packages', 'server', 'package.json'),
+    },
+    port,
+    flags,
+    root,
+  );
+  started.push(server);
+  return { label, root, base: `http://127.0.0.1:${port}`, token, server, stallFile };
+}
+
+/** Every server this run started, stopped however the run ends. */
+const started: Child[] = [];
+
+const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
+
+/** Runs the route on one server; with --stalls, what blocked its event loop meanwhile. */
+async function measureOn(
+  side: Side,
+  wrk: ReturnType<typeof createWrk>,
+  path: string,
+  auth: 'key' | string | undefined,
+): Promise<WrkResult & { stalls?: unknown }> {
+  const token = auth === 'key' ? side.token : auth;
+  if (values.stalls) side.server.process.kill('SIGUSR2');
+  const m = await wrk.measure(`${side.base}${path}`, token, DURATION);
+  if (!values.stalls) return m;
+  rmSync(side.stallFile, { force: true });
+  side.server.process.kill('SIGUSR2');
+  for (let i = 0; i < 50 && !existsSync(side.stallFile); i++) await new Promise((r) => setTimeout(r, 100));
+  return { ...m, stalls: JSON.parse(readFileSync(side.stallFile, 'utf8')) };
+}
+
+async function main() {
+  const after = await startSide(BEFORE ? 'after' : '', ROOT, async () => {
+    if (!BEFORE) return buildDataset('', envFor('', 0, 0), ROOT);
+    await buildDataset('before', envFor('before', 0, 0), BEFORE);
+    return copyDataset(envFor('after', 0, 0));
+  });
+  const before = BEFORE
+    ? await startSide('before', BEFORE, () => buildDataset('before', envFor('before', 0, 0), BEFORE))
+    : undefined;
+  const migrateSeconds = BEFORE
+    ? (JSON.parse(readFileSync(location('after').marker, 'utf8')).migrateSeconds as number | undefined)
+    : undefined;
+  const sides = before ? [before, after] : [after];
+
+  const base = after.base;
+  const ex = await findExamples(base, after.token);
   const listUrl = '/external/v1/encounters?limit=50';
-  const list: any = await (
-    await fetch(`${base}${listUrl}&sort_order=asc`, { headers: { authorization: `Bearer ${data.token}` } })
-  ).json();
-  const first = list.items[0]?.created_at;
-  const newest: any = await (
-    await fetch(`${base}${listUrl}&sort_order=desc`, { headers: { authorization: `Bearer ${data.token}` } })
-  ).json();
-  const last = newest.items[0]?.created_at;
+  const get = async (path: string) =>
+    (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${after.token}` } })).json() as any;
+  const first = (await get(`${listUrl}&sort_order=asc`)).items[0]?.created_at;
+  const last = (await get(`${listUrl}&sort_order=desc`)).items[0]?.created_at;
   const mid = new Date((Date.parse(first) + Date.parse(last)) / 2);
   const windowQuery = `&start_at=${encodeURIComponent(first)}&end_at=${encodeURIComponent(mid.toISOString())}`;
-  const routes: [string, string, string | undefined][] = [
-    ['list, offset 0', listUrl, data.token],
-    ['list, offset 10000', `${listUrl}&offset=10000`, data.token],
-    ['list, window, offset 0', `${listUrl}${windowQuery}`, data.token],
-    ['list, window, offset 10000', `${listUrl}&offset=10000${windowQuery}`, data.token],
-    ['encounter detail', `/external/v1/encounters/${ex.encounter_id}`, data.token],
-    ['document detail', `/external/v1/encounters/${ex.encounter_id}/documents/${ex.document_id}`, data.token],
+  const routes: [string, string, 'key' | string][] = [
+    ['list, offset 0', listUrl, 'key'],
+    ['list, offset 10000', `${listUrl}&offset=10000`, 'key'],
+    ['list, window, offset 0', `${listUrl}${windowQuery}`, 'key'],
+    ['list, window, offset 10000', `${listUrl}&offset=10000${windowQuery}`, 'key'],
+    ['encounter detail', `/external/v1/encounters/${ex.encounter_id}`, 'key'],
+    ['document detail', `/external/v1/encounters/${ex.encounter_id}/documents/${ex.document_id}`, 'key'],
     [
       'transcript',
       `/external/v1/encounters/${ex.encounter_id}/documents/${ex.transcript_document_id}/transcript`,
-      data.token,
+      'key',
     ],
     [
       'audio link',
       `/external/v1/encounters/${ex.encounter_id}/documents/${ex.transcript_document_id}/audio`,
-      data.token,
+      'key',
     ],
     ['malformed key (401)', listUrl, malformedToken()],
     ['unknown key (401)', listUrl, unknownToken()],
   ];
   const selected = values.routes ? routes.filter(([name]) => name.includes(values.routes!)) : routes;
-  const limiter = values.routes === '' || 'limiter'.includes(values.routes);
 
   // Record the real responses; the ceiling serves exactly these bytes.
   const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
-  for (const [name, path, token] of selected) {
-    const r = await fetch(`${base}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  for (const [name, path, auth] of selected) {
+    const token = auth === 'key' ? after.token : auth;
+    const r = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
     const body = await r.text();
     recorded[`/${encodeURIComponent(name)}`] = {
       status: r.status,
       contentType: r.headers.get('content-type') ?? '',
       body,
     };
-    console.error(`${name}: ${r.status} ${body.length} bytes`);
+    console.error(`${name}: ${r.status} ${Buffer.byteLength(body)} bytes`);
   }
   const recordedFile = join(RESULTS, 'ceiling-responses.json');
   writeFileSync(recordedFile, JSON.stringify(recorded));
-
-  console.error(
-    `server peak RSS after start-up and setup requests: ${Math.round(server.peakRss() / 2 ** 20)} MB`,
-  );
-  // The ceiling runs beside the idle service, and each route is measured on both back to back:
-  // this VM's speed drifts by tens of percent within minutes, so a ratio is only meaningful
-  // between two measurements taken together.
+  for (const side of sides) {
+    console.error(
+      `${side.label || 'server'} peak RSS after start-up: ${Math.round(side.server.peakRss() / 2 ** 20)} MB`,
+    );
+  }
+  // The ceiling runs beside the idle services, and each route is measured on each server and the
+  // ceiling back to back: this VM's speed drifts by tens of percent within minutes, so a ratio or
+  // a before/after comparison is only meaningful between measurements taken together.
   let ceilingPort = 0;
   const ceiling = await startChild(
     process.execPath,
@@ -220,43 +301,37 @@ async function main() {
       return true;
     },
   );
-  const rows: Record<string, unknown>[] = [];
-  for (const [name, path, token] of selected) {
-    const m = await load(`${base}${path}`, token);
-    const b = baseline ? await load(`${baseline.url}${path}`, token) : undefined;
-    const c = await load(`http://127.0.0.1:${ceilingPort}/${encodeURIComponent(name)}`, undefined);
-    rows.push({
+  started.push(ceiling);
+  const wrk = createWrk(RESULTS, CONNECTIONS);
+  const rows: any[] = [];
+  for (const [name, path, auth] of selected) {
+    const key = `/${encodeURIComponent(name)}`;
+    const b = before ? await measureOn(before, wrk, path, auth) : undefined;
+    const a = await measureOn(after, wrk, path, auth);
+    const c = await wrk.measure(`http://127.0.0.1:${ceilingPort}${key}`, undefined, DURATION);
+    const row = {
       route: name,
-      status: recorded[`/${encodeURIComponent(name)}`]!.status,
-      bytes: recorded[`/${encodeURIComponent(name)}`]!.body.length,
-      ...m,
-      ceiling_rps: c.rps,
-      ratio: m.rps / c.rps,
-      ...(b
-        ? { baseline_rps: b.rps, baseline_p99: b.p99, cost: 1 - m.rps / b.rps, p99_added_ms: m.p99 - b.p99 }
-        : {}),
-      // The server's peak RSS so far: shows which route, if any, grows it.
-      peak_rss_mb: Math.round(server.peakRss() / 2 ** 20),
-    });
+      status: recorded[key]!.status,
+      bytes: Buffer.byteLength(recorded[key]!.body),
+      ...(b ? { before: b } : {}),
+      after: a,
+      ceiling: c,
+      ratio: a.rps / c.rps,
+      peak_rss_mb: Math.round(after.server.peakRss() / 2 ** 20),
+      ...(before ? { before_peak_rss_mb: Math.round(before.server.peakRss() / 2 ** 20) } : {}),
+    };
+    rows.push(row);
+    const fmt = (m: WrkResult) =>
+      `${m.rps.toFixed(0)} req/s p50 ${m.p50.toFixed(1)} p99 ${m.p99.toFixed(1)} max ${m.max.toFixed(1)} ms (wrk ${m.wrkCpu.toFixed(0)}% cpu)`;
     console.error(
-      `${name}: ${m.rps.toFixed(0)} req/s p50 ${m.p50} ms p99 ${m.p99} ms (ceiling ${c.rps.toFixed(0)}${b ? `, baseline ${b.rps.toFixed(0)} req/s p99 ${b.p99} ms` : ''}), peak RSS ${Math.round(server.peakRss() / 2 ** 20)} MB`,
+      `${name}: ${b ? `before ${fmt(b)} | ` : ''}now ${fmt(a)} | ceiling ${fmt(c)}; peak RSS ${row.peak_rss_mb} MB`,
     );
+    if (a.non2xx > 0 && row.status < 300) console.error(`  ! ${a.non2xx} answers were not 2xx/3xx`);
   }
-  const peakRss = server.peakRss();
-  await server.stop();
-  await baseline?.stop();
+  const peakRss = after.server.peakRss();
+  const beforePeakRss = before?.server.peakRss();
+  for (const side of sides) await side.server.stop();
   await ceiling.stop();
-  const rateLimits = limiter
-    ? await benchRateLimits({
-        env,
-        organizationId: data.organizationId,
-        encounterId: ex.encounter_id,
-        redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-        connections: CONNECTIONS,
-        duration: DURATION,
-      })
-    : undefined;
-  const writer = await measureAuditWriter(dbUrl, 64, DURATION);
 
   const report = {
     when: new Date().toISOString(),
@@ -264,53 +339,63 @@ async function main() {
     encounters: N,
     connections: CONNECTIONS,
     duration_s: DURATION,
+    load_generator: 'wrk, 1 thread',
     machine: {
       cpus: cpus().length,
       model: cpus()[0]?.model,
       memory_gb: Math.round(totalmem() / 2 ** 30),
       node: process.version,
     },
+    ...(migrateSeconds !== undefined ? { migrate_seconds: migrateSeconds } : {}),
     server_peak_rss_mb: Math.round(peakRss / 2 ** 20),
-    baseline: values.baseline || undefined,
+    ...(beforePeakRss !== undefined ? { before_peak_rss_mb: Math.round(beforePeakRss / 2 ** 20) } : {}),
     rows,
-    rate_limits: rateLimits,
-    audit_writer: writer,
   };
   const file = join(RESULTS, `bench-${values.store}-${N}-${Date.now()}.json`);
   writeFileSync(file, JSON.stringify(report, null, 2));
   console.log(
-    `\n${values.store}, ${N.toLocaleString('en-US')} encounters, ${CONNECTIONS} connections, ${DURATION} s per route; server peak RSS ${report.server_peak_rss_mb} MB`,
+    `\n${values.store}, ${N.toLocaleString('en-US')} encounters, ${CONNECTIONS} connections, ${DURATION} s per route, wrk (1 thread); server peak RSS ${report.server_peak_rss_mb} MB${before ? ` (before: ${report.before_peak_rss_mb} MB)` : ''}`,
   );
-  console.log('| route | status | req/s | p50 ms | p99 ms | ceiling req/s | ratio | peak RSS so far |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const r of rows as any[]) {
+  const cells = (m: WrkResult) => `${m.rps.toFixed(0)} | ${m.p99.toFixed(1)} | ${m.max.toFixed(0)}`;
+  if (before) {
     console.log(
-      `| ${r.route} | ${r.status} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.ceiling_rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.peak_rss_mb} MB |`,
+      '| route | status | before req/s | p99 ms | max ms | now req/s | p99 ms | max ms | ceiling req/s | ratio now (before) | wrk cpu on ceiling |',
     );
-  }
-  if (rateLimits) printRateLimits(rateLimits);
-  if (values.baseline) {
-    console.log(`\nagainst the service built from ${values.baseline}, measured back to back:`);
-    console.log(
-      '| route | req/s | baseline req/s | throughput cost | p99 ms | baseline p99 ms | p99 added |',
-    );
-    console.log('|---|---|---|---|---|---|---|');
-    for (const r of rows as any[]) {
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) {
       console.log(
-        `| ${r.route} | ${r.rps.toFixed(0)} | ${r.baseline_rps.toFixed(0)} | ${(r.cost * 100).toFixed(1)}% | ${r.p99} | ${r.baseline_p99} | ${r.p99_added_ms} ms |`,
+        `| ${r.route} | ${r.status} | ${cells(r.before)} | ${cells(r.after)} | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% (${((r.before.rps / r.ceiling.rps) * 100).toFixed(0)}%) | ${r.ceiling.wrkCpu.toFixed(0)}% |`,
+      );
+    }
+  } else {
+    console.log(
+      '| route | status | req/s | p50 ms | p99 ms | max ms | ceiling req/s | ratio | wrk cpu on ceiling | peak RSS so far |',
+    );
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) {
+      console.log(
+        `| ${r.route} | ${r.status} | ${r.after.rps.toFixed(0)} | ${r.after.p50.toFixed(1)} | ${r.after.p99.toFixed(1)} | ${r.after.max.toFixed(0)} | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.ceiling.wrkCpu.toFixed(0)}% | ${r.peak_rss_mb} MB |`,
       );
     }
   }
-  console.log('\naudit writer, group commit, 64 callers each waiting for its record:');
-  console.log('| shape | records/s | disclosure rows/s | mean records per commit |');
-  console.log('|---|---|---|---|');
-  for (const w of writer) {
-    console.log(`| ${w.shape} | ${w.records_per_s} | ${w.disclosure_rows_per_s} | ${w.mean_group} |`);
+  if (values.stalls) {
+    console.log(
+      '\nWhat blocked the event loop, per route (loop delay max/p99; GC pauses; SQLite calls ≥ 5 ms):',
+    );
+    for (const r of rows) {
+      for (const [label, m] of [
+        ['before', r.before],
+        ['now', r.after],
+      ] as const) {
+        if (!m?.stalls) continue;
+        console.log(`${r.route} [${label}]: ${JSON.stringify(m.stalls)}`);
+      }
+    }
   }
   console.log(`\nwritten: ${file}`);
   if (values.profile) {
     for (const name of readdirSync(profileDir)) {
-      console.log(`\nCPU profile of the service (all routes of this run): ${join(profileDir, name)}`);
+      console.log(`\nCPU profile of a service (all routes of this run): ${join(profileDir, name)}`);
       console.log('("(idle)" includes the service waiting while the ceiling was measured)');
       console.log(summarizeProfile(readFileSync(join(profileDir, name), 'utf8')));
     }
@@ -348,7 +433,9 @@ function unknownToken(): string {
   return generateToken('live');
 }
 
-main().catch((error) => {
+main().catch(async (error) => {
   console.error(error);
+  // A failed run must not leave its servers behind (they hold the data sets open).
+  await Promise.all(started.map((child) => child.stop()));
   process.exit(1);
 });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { generateToken } from '../../server/src/auth/token.js';
+import { applyReadModelChanges } from '../../server/src/domain/readModel.js';
 import { StorageUnavailableError } from '../../server/src/media/storage.js';
 import { upsertEncounters } from '../../server/src/store/clinicalWrites.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
@@ -319,7 +320,11 @@ describe('walking many pages', () => {
         demo_training: 0 as const,
       };
     });
-    await upsertEncounters(server.services.store.db, rows);
+    await server.services.store.db.transaction().execute(async (tx) => {
+      await upsertEncounters(tx, rows);
+      // The API answers from the read model, which every writer of clinical data keeps.
+      await applyReadModelChanges(tx, { encounters: rows.map((r) => r.id) });
+    });
     token = (await server.fixtures.key(org)).token;
   });
 

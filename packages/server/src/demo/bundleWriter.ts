@@ -2,10 +2,12 @@
  * Writes demo batches. On PostgreSQL (and any store without a raw SQLite handle) through the
  * store's batch writers; on SQLite through prepared single-row upserts in one synchronous
  * transaction per batch, which is what makes a million encounters load in minutes. The SQLite
- * path leaves the per-day count roll-up to `finish`, which rebuilds it once per organization.
+ * path leaves the per-day count roll-up and the read model to `finish`, which rebuilds them once
+ * per organization.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';
+import { applyReadModelChanges, rebuildReadModel } from '../domain/readModel.js';
 import {
   rebuildEncounterDayCounts,
   upsertDocuments,
@@ -35,7 +37,11 @@ export function createBundleWriter(store: Store): BundleWriter {
 function kyselyWriter(store: Store): BundleWriter {
   const db = store.db;
   return {
-    patients: (rows) => db.transaction().execute((tx) => upsertPatients(tx, rows)),
+    patients: (rows) =>
+      db.transaction().execute(async (tx) => {
+        await upsertPatients(tx, rows);
+        await applyReadModelChanges(tx, { patients: rows.map((r) => r.id) });
+      }),
     encounters: (bundles) =>
       db.transaction().execute(async (tx) => {
         await upsertEncounters(
@@ -55,6 +61,10 @@ function kyselyWriter(store: Store): BundleWriter {
           tx,
           bundles.flatMap((b) => b.recordings),
         );
+        await applyReadModelChanges(tx, {
+          encounters: bundles.map((b) => b.encounter.id),
+          documents: bundles.flatMap((b) => b.documents.map((d) => d.id)),
+        });
       }),
     finish: async () => {},
   };
@@ -165,6 +175,7 @@ function sqliteWriter(store: Store, sqlite: BetterSqlite3.Database): BundleWrite
     finish: async (organizationId) => {
       commit();
       await store.db.transaction().execute((tx) => rebuildEncounterDayCounts(tx, organizationId));
+      await rebuildReadModel(store.db, organizationId);
     },
   };
 }

@@ -1,50 +1,45 @@
 /**
- * The document routes' rules: detail, transcript and audio link, in the contract's order. Each
- * answer comes with the patient whose data it carries (disclosure accounting).
+ * The document routes' rules: detail and transcript from the read model's stored answers, and the
+ * audio link, each in the contract's check order.
  */
 import type { Caller } from '../auth/verifyApiKey.js';
-import type { AudioLinkBody, DocumentDetailBody, TranscriptBody } from '../contract/schemas.js';
+import type { AudioLinkBody } from '../contract/schemas.js';
 import { type MediaStorage, StorageUnavailableError } from '../media/storage.js';
 import type { Db } from '../store/database.js';
-import { type DocumentInEncounter, findDocumentAccess } from '../store/documents.js';
-import { PUBLIC_SCHEMA_TYPES } from '../store/encounters.js';
+import { findDocumentAccess } from '../store/documents.js';
+import { classifyEncounter, isStorableId } from '../store/encounters.js';
+import { documentDetailRead, transcriptRead } from '../store/readModel.js';
 import { toIso } from '../time.js';
 import { granted } from './encounters.js';
 import { ApiError } from './errors.js';
-import { toDocumentDetail, toTranscriptBody } from './views.js';
+import { StoredAnswer } from './storedAnswer.js';
 
-async function requireDocument(
-  db: Db,
+type StoredDocumentRead = Awaited<ReturnType<typeof documentDetailRead>>[number];
+
+/**
+ * The contract's checks, in its order, on a row of the read model: the encounter's access, then
+ * the document within it. Returns the row with the document present.
+ */
+function requireStoredDocument(
   caller: Caller,
-  encounterId: string,
-  documentId: string,
-  also?: 'transcript' | 'recording',
-): Promise<DocumentInEncounter & { document: NonNullable<DocumentInEncounter['document']> }> {
-  const found = granted(await findDocumentAccess(db, caller.organizationId, encounterId, documentId, also));
-  const { document } = found;
-  if (!document)
-    throw new ApiError('document_not_found', 'No document with this ID exists in this encounter.');
-  return { ...found, document };
+  row: StoredDocumentRead | undefined,
+): StoredDocumentRead & { document_id: string; schema_type: string } {
+  const found = granted(row ? classifyEncounter(row, caller.organizationId, row) : { status: 'absent' });
+  if (found.document_id === null || found.schema_type === null) throw documentNotFound();
+  return found as StoredDocumentRead & { document_id: string; schema_type: string };
 }
 
-/** An answer body and the patients whose data it carries. */
-export interface Disclosed<Body> {
-  body: Body;
-  patientIds: readonly string[];
+function documentNotFound(): ApiError {
+  return new ApiError('document_not_found', 'No document with this ID exists in this encounter.');
 }
 
-async function requireAmbientTranscript(
-  db: Db,
-  caller: Caller,
-  encounterId: string,
-  documentId: string,
-  also: 'transcript' | 'recording',
-) {
-  const found = await requireDocument(db, caller, encounterId, documentId, also);
-  if (found.document.schema_type !== 'ambient_transcript') {
-    throw new ApiError('unsupported_document_type', 'This route serves ambient_transcript documents only.');
-  }
-  return found;
+function onlyAmbientTranscripts(): ApiError {
+  return new ApiError('unsupported_document_type', 'This route serves ambient_transcript documents only.');
+}
+
+/** An ID no database could hold matches no document; the encounter is still classified. */
+function storableDocumentId(documentId: string): string {
+  return isStorableId(documentId) ? documentId : '';
 }
 
 export async function getDocument(
@@ -52,12 +47,16 @@ export async function getDocument(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<Disclosed<DocumentDetailBody>> {
-  const { document, patientId } = await requireDocument(db, caller, encounterId, documentId);
-  if (!(PUBLIC_SCHEMA_TYPES as readonly string[]).includes(document.schema_type)) {
+): Promise<StoredAnswer> {
+  const [row] = isStorableId(encounterId)
+    ? await documentDetailRead(db, encounterId, storableDocumentId(documentId), caller.organizationId)
+    : [];
+  const found = requireStoredDocument(caller, row);
+  // The read model stores a detail only for the schema types the API shows.
+  if (found.body === null || found.etag === null) {
     throw new ApiError('unsupported_document_type', 'This document type is not available through the API.');
   }
-  return { body: toDocumentDetail(document), patientIds: [patientId] };
+  return new StoredAnswer(`{"document":${found.body}}`, found.etag, [found.patient_id]);
 }
 
 export async function getTranscript(
@@ -65,23 +64,28 @@ export async function getTranscript(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<Disclosed<TranscriptBody>> {
-  const { document, transcript, patientId } = await requireAmbientTranscript(
-    db,
-    caller,
-    encounterId,
-    documentId,
-    'transcript',
-  );
-  if (!transcript || transcript.finalized !== 1) {
+): Promise<StoredAnswer> {
+  const [row] = isStorableId(encounterId)
+    ? await transcriptRead(db, encounterId, storableDocumentId(documentId), caller.organizationId)
+    : [];
+  const found = requireStoredDocument(caller, row);
+  if (found.schema_type !== 'ambient_transcript') throw onlyAmbientTranscripts();
+  // Stored only for a finalized transcript.
+  if (found.body === null || found.etag === null) {
     throw new ApiError('transcript_not_found', 'This document has no finalized transcript.');
   }
-  return { body: toTranscriptBody(document, transcript), patientIds: [patientId] };
+  return new StoredAnswer(found.body, found.etag, [found.patient_id]);
 }
 
 export interface AudioDeps {
   media: MediaStorage;
   linkTtlSeconds: number;
+}
+
+/** The link, and the patient whose recording it opens (for the audit). */
+export interface AudioAnswer {
+  body: AudioLinkBody;
+  disclosedPatientIds: readonly string[];
 }
 
 export async function getAudioLink(
@@ -90,14 +94,11 @@ export async function getAudioLink(
   caller: Caller,
   encounterId: string,
   documentId: string,
-): Promise<Disclosed<AudioLinkBody>> {
-  const { recording, patientId } = await requireAmbientTranscript(
-    db,
-    caller,
-    encounterId,
-    documentId,
-    'recording',
-  );
+): Promise<AudioAnswer> {
+  const found = granted(await findDocumentAccess(db, caller.organizationId, encounterId, documentId));
+  const { document, recording } = found;
+  if (!document) throw documentNotFound();
+  if (document.schema_type !== 'ambient_transcript') throw onlyAmbientTranscripts();
   if (!recording) {
     throw new ApiError('audio_not_available_for_document', 'This document has no recording.');
   }
@@ -110,7 +111,10 @@ export async function getAudioLink(
       recording.content_type,
       deps.linkTtlSeconds,
     );
-    return { body: { audio_url: link.url, expires_at: toIso(link.expiresAt) }, patientIds: [patientId] };
+    return {
+      body: { audio_url: link.url, expires_at: toIso(link.expiresAt) },
+      disclosedPatientIds: [found.patientId],
+    };
   } catch (error) {
     if (error instanceof StorageUnavailableError) {
       throw new ApiError('audio_storage_unavailable', 'Audio storage is temporarily unavailable.');

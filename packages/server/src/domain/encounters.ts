@@ -1,23 +1,47 @@
 /** The encounter routes' rules: listing within the caller's organization, and encounter access. */
 import type { Caller } from '../auth/verifyApiKey.js';
-import type { EncounterBody, EncounterListBody } from '../contract/schemas.js';
 import type { Db } from '../store/database.js';
 import {
+  classifyEncounter,
   countEncounters,
   type EncounterAccess,
-  findEncounterViewAccess,
+  isStorableId,
   type ListPage,
   listEncounterPage,
 } from '../store/encounters.js';
+import { encounterRead } from '../store/readModel.js';
+import { listEntityTag } from './entityTags.js';
 import { ApiError } from './errors.js';
-import { toEncounterBody } from './views.js';
+import { StoredAnswer } from './storedAnswer.js';
 
-export async function listEncounters(db: Db, caller: Caller, page: ListPage): Promise<EncounterListBody> {
-  const [views, total] = await Promise.all([
+/**
+ * A page of the caller's encounters: the stored summaries joined into the contract's list body
+ * (the same bytes the schema serializer wrote from objects), without parsing or building any.
+ */
+export async function listEncounters(
+  db: Db,
+  caller: Caller,
+  page: ListPage,
+): Promise<{ answer: StoredAnswer; total: number }> {
+  const [rows, total] = await Promise.all([
     listEncounterPage(db, caller.organizationId, page),
     countEncounters(db, caller.organizationId, page.window),
   ]);
-  return { items: views.map(toEncounterBody), limit: page.limit, offset: page.offset, total };
+  let items = '';
+  const tags: string[] = [];
+  const patients = new Set<string>();
+  for (const row of rows) {
+    items += items === '' ? row.summary : `,${row.summary}`;
+    tags.push(row.etag);
+    patients.add(row.patient_id);
+  }
+  const answer = new StoredAnswer(
+    `{"items":[${items}],"limit":${page.limit},"offset":${page.offset},"total":${total}}`,
+    listEntityTag(tags, page.limit, page.offset, total),
+    [...patients],
+  );
+  // The total also goes into the list's Link header.
+  return { answer, total };
 }
 
 /**
@@ -43,6 +67,8 @@ export function granted<T>(access: EncounterAccess<T>): T {
   }
 }
 
-export async function getEncounter(db: Db, caller: Caller, encounterId: string): Promise<EncounterBody> {
-  return toEncounterBody(granted(await findEncounterViewAccess(db, caller.organizationId, encounterId)));
+export async function getEncounter(db: Db, caller: Caller, encounterId: string): Promise<StoredAnswer> {
+  const [row] = isStorableId(encounterId) ? await encounterRead(db, encounterId) : [];
+  const found = granted(row ? classifyEncounter(row, caller.organizationId, row) : { status: 'absent' });
+  return new StoredAnswer(`{"encounter":${found.summary}}`, found.etag, [found.patient_id]);
 }

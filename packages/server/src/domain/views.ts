@@ -64,7 +64,13 @@ export function toTranscriptBody(document: DocumentRow, transcript: TranscriptRo
     transcript: {
       provider: transcript.provider ?? '',
       audio_duration_seconds: transcript.audio_duration_seconds ?? document.audio_duration_seconds ?? 0,
-      turns: JSON.parse(transcript.turns),
+      // Exactly the contract's keys of each turn, as the response schema used to keep them.
+      turns: (JSON.parse(transcript.turns) as TranscriptBody['transcript']['turns']).map((t) => ({
+        speaker: t.speaker,
+        start: t.start,
+        end: t.end,
+        text: t.text,
+      })),
     },
   };
 }

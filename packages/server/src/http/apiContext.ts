@@ -1,7 +1,8 @@
 /**
  * What the API keeps for the life of a process beyond the shared services: the key cache and
  * its cross-process invalidation, the audit writer with its group commit and the queue of folded
- * refusals, the last-used tracker and the rate limits.
+ * refusals, the last-used tracker, the rate limits, and (SQLite) the WAL checkpointer that keeps
+ * checkpoints off the event loop.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
 import { createAuditWriter } from '../audit/auditWriter.js';
@@ -14,6 +15,7 @@ import { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Services } from '../services.js';
 import { watchAuthChanges } from '../store/authChanges.js';
 import type { CommitWatch } from '../store/commitWatch.js';
+import { startWalCheckpointer } from '../store/walCheckpointer.js';
 
 export interface ApiContext {
   readonly services: Services;
@@ -29,6 +31,9 @@ export interface ApiContext {
   ready(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How often the serving process checkpoints SQLite's WAL, off the event loop. */
+const WAL_CHECKPOINT_INTERVAL_MS = 1000;
 
 export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
@@ -53,6 +58,11 @@ export function createApiContext(services: Services): ApiContext {
   const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
   const buckets = new Buckets(config.rateLimits.redisUrl, logger, metrics);
   const watch: CommitWatch = watchAuthChanges(store, pgUrl, () => keyCache.clear());
+  const checkpointer =
+    store.sqlite &&
+    startWalCheckpointer(store.sqlite, WAL_CHECKPOINT_INTERVAL_MS, (message) =>
+      logger.warn({ error: message }, 'WAL checkpoint failed'),
+    );
   return {
     services,
     keyCache,
@@ -78,6 +88,7 @@ export function createApiContext(services: Services): ApiContext {
       await buckets.close();
       await durableAudit.close();
       await writer.close();
+      await checkpointer?.stop();
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { Insertable } from 'kysely';
 import { OperatorError } from '../domain/errors.js';
+import { ReadModelUpdater } from '../domain/readModel.js';
 import {
   deleteRecordings,
   deleteTranscripts,
@@ -56,8 +57,10 @@ export async function writeImport(
       updatedAt: record.updatedAt ?? now,
     });
   }
-  await inBatches(recordsOf<PatientRecord>(file, plan, 'patient'), (batch) =>
-    upsertPatients(
+  // The stored answers the file changes (domain/readModel.ts), rewritten in this transaction.
+  const readModel = new ReadModelUpdater(tx);
+  await inBatches(recordsOf<PatientRecord>(file, plan, 'patient'), async (batch) => {
+    await upsertPatients(
       tx,
       batch.map((p) => ({
         id: p.id,
@@ -68,10 +71,11 @@ export async function writeImport(
         created_at: p.createdAt ?? now,
         updated_at: p.updatedAt ?? now,
       })),
-    ),
-  );
-  await inBatches(recordsOf<EncounterRecord>(file, plan, 'encounter'), (batch) =>
-    upsertEncounters(
+    );
+    await readModel.patientsChanged(batch.map((p) => p.id));
+  });
+  await inBatches(recordsOf<EncounterRecord>(file, plan, 'encounter'), async (batch) => {
+    await upsertEncounters(
       tx,
       batch.map((e) => ({
         id: e.id,
@@ -84,12 +88,14 @@ export async function writeImport(
         updated_at: e.updatedAt,
         demo_training: e.demoTraining ? 1 : 0,
       })),
-    ),
-  );
+    );
+    readModel.encountersChanged(batch.map((e) => e.id));
+  });
   let events = 0;
   await inBatches(recordsOf<DocumentRecord>(file, plan, 'document'), async (batch) => {
-    events += await writeDocuments(tx, batch, plan, audio, now, config);
+    events += await writeDocuments(tx, batch, plan, audio, now, config, readModel);
   });
+  await readModel.flush();
   return events;
 }
 
@@ -100,6 +106,7 @@ async function writeDocuments(
   audio: ReadonlyMap<string, StoredAudio>,
   now: number,
   config: RecordEventsOptions['config'],
+  readModel: ReadModelUpdater,
 ): Promise<number> {
   const organizationOf = (d: DocumentRecord) => plan.encounterOrganization.get(d.encounterId)!;
   const documents: Insertable<DocumentsTable>[] = [];
@@ -157,6 +164,7 @@ async function writeDocuments(
   const finalized = new Set(await upsertTranscripts(tx, transcripts));
   await deleteRecordings(tx, withoutRecording);
   await upsertRecordings(tx, recordings);
+  await readModel.documentsChanged(batch.map((d) => d.id));
   if (finalized.size === 0) return 0;
   const ready = batch
     .filter((d) => finalized.has(d.id))

@@ -19,9 +19,10 @@ type Tx = Kysely<Database>;
 /** Rows per statement: well under both dialects' bound-parameter limits. */
 const CHUNK = 400;
 
-function chunks<T>(rows: readonly T[]): T[][] {
+/** Rows in statements of at most `size`. */
+export function chunks<T>(rows: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }
 

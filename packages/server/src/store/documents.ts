@@ -1,6 +1,6 @@
 /**
- * Document reads for the document routes: the encounter's access class, the document and, for
- * the transcript and audio routes, its transcript or recording, in one statement. Everything but
+ * The audio route's read: the encounter's access class, the document and its recording, in one
+ * statement (the detail and transcript routes answer from the read model, store/readModel.ts). Everything but
  * the encounter's organization and demo flag is joined only within the caller's organization and
  * only for a listable encounter, so another organization's data is never read.
  */
@@ -8,19 +8,17 @@ import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
 import { classifyEncounter, type EncounterAccess, isStorableId } from './encounters.js';
 import { preparedQuery } from './preparedQuery.js';
-import type { Database, DocumentRow, RecordingRow, TranscriptRow } from './schema.js';
+import type { Database, DocumentRow, RecordingRow } from './schema.js';
 
 /**
  * The document asked for, when the encounter is the caller's. A document that exists under
  * another encounter (of any organization) is absent here (decisions.md).
  */
 export interface DocumentInEncounter {
-  /** The encounter's patient: whose data an answer from this document carries. */
+  /** The encounter's patient: whose recording a link would open. */
   patientId: string;
   document: DocumentRow | undefined;
-  /** Only when asked for (`also: 'transcript'`) and the document has one. */
-  transcript: TranscriptRow | undefined;
-  /** Only when asked for (`also: 'recording'`) and the document has one. */
+  /** When the document has one. */
   recording: RecordingRow | undefined;
 }
 
@@ -29,13 +27,11 @@ export async function findDocumentAccess(
   organizationId: string,
   encounterId: string,
   documentId: string,
-  also?: 'transcript' | 'recording',
 ): Promise<EncounterAccess<DocumentInEncounter>> {
   if (!isStorableId(encounterId)) return { status: 'absent' };
   // An ID no database could hold matches no document; the encounter is still classified.
   const wanted = isStorableId(documentId) ? documentId : '';
-  const query = also === 'transcript' ? withTranscript : also === 'recording' ? withRecording : documentOnly;
-  const [row] = await query(db, encounterId, wanted, organizationId);
+  const [row] = await withRecording(db, encounterId, wanted, organizationId);
   if (!row) return { status: 'absent' };
   const access = classifyEncounter(
     { organization_id: row.e_organization_id, demo_training: row.e_demo_training },
@@ -46,9 +42,8 @@ export async function findDocumentAccess(
   return {
     status: 'found',
     encounter: {
-      patientId: row.e_patient_id,
+      patientId: row.e_patient_id as string,
       document: documentOf(row),
-      transcript: transcriptOf(row),
       recording: recordingOf(row),
     },
   };
@@ -85,23 +80,6 @@ function documentJoin(db: Kysely<Database>, encounterId: string, documentId: str
     .where('e.id', '=', encounterId);
 }
 
-const documentOnly = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
-  documentJoin(db, encounterId, documentId, organizationId),
-);
-
-const withTranscript = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
-  documentJoin(db, encounterId, documentId, organizationId)
-    .leftJoin('transcripts as t', 't.document_id', 'd.id')
-    .select([
-      't.document_id as t_document_id',
-      't.finalized as t_finalized',
-      't.provider as t_provider',
-      't.audio_duration_seconds as t_audio_duration_seconds',
-      't.turns as t_turns',
-      't.finalized_at as t_finalized_at',
-    ]),
-);
-
 const withRecording = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
   documentJoin(db, encounterId, documentId, organizationId)
     .leftJoin('recordings as r', 'r.document_id', 'd.id')
@@ -131,18 +109,6 @@ function documentOf(r: JoinedRow): DocumentRow | undefined {
     content_text: r.d_content_text as string | null,
     created_at: r.d_created_at as number,
     updated_at: r.d_updated_at as number,
-  };
-}
-
-function transcriptOf(r: JoinedRow): TranscriptRow | undefined {
-  if (r.t_document_id == null) return undefined;
-  return {
-    document_id: r.t_document_id as string,
-    finalized: r.t_finalized as TranscriptRow['finalized'],
-    provider: r.t_provider as string | null,
-    audio_duration_seconds: r.t_audio_duration_seconds as number | null,
-    turns: r.t_turns as string,
-    finalized_at: r.t_finalized_at as number | null,
   };
 }
 

@@ -6,6 +6,7 @@ import type { SortOrder } from '../contract/listQuery.js';
 import { DAY_MS, dayOf } from '../time.js';
 import type { Db } from './database.js';
 import { preparedQuery } from './preparedQuery.js';
+import { dayAtOffset, PAGE_READS, type PageRow } from './readModel.js';
 import type { DocumentRow, EncounterRow, PatientRow } from './schema.js';
 
 /**
@@ -43,41 +44,6 @@ export type EncounterAccess<T = EncounterRow> =
   | { status: 'other_organization' }
   | { status: 'demo_training' };
 
-/**
- * Classifies an encounter ID for the caller: its own, another organization's, demo/training, or
- * absent. When it is the caller's: with its patient and document summaries, in one
- * statement (the detail route's only read): one row per public document, or one row with no
- * document columns. Patient and documents are joined only within the caller's organization and
- * only for a listable encounter, so another organization's data is never read.
- */
-export async function findEncounterViewAccess(
-  db: Db,
-  organizationId: string,
-  encounterId: string,
-): Promise<EncounterAccess<EncounterView>> {
-  if (!isStorableId(encounterId)) return { status: 'absent' };
-  const rows = await encounterViewById(db, encounterId, organizationId);
-  const first = rows[0];
-  if (!first) return { status: 'absent' };
-  const access = classifyEncounter(first, organizationId, null);
-  if (access.status !== 'found') return access;
-  if (first.p_id === null) throw new Error(`encounter ${first.id} has no patient row`);
-  const documents: DocumentSummaryRow[] = [];
-  for (const r of rows) {
-    if (r.d_id === null) continue;
-    documents.push({
-      id: r.d_id,
-      encounter_id: first.id,
-      schema_type: r.d_schema_type as string,
-      title: r.d_title as string,
-      status: r.d_status,
-      workflow_variant: r.d_workflow_variant,
-      audio_duration_seconds: r.d_audio_duration_seconds,
-    });
-  }
-  return { status: 'found', encounter: joinedView(first as JoinedRow, documents) };
-}
-
 /** The access class of an encounter row for the caller; `data` is carried when it is found. */
 export function classifyEncounter<T>(
   row: Pick<EncounterRow, 'organization_id' | 'demo_training'>,
@@ -89,88 +55,6 @@ export function classifyEncounter<T>(
   return { status: 'found', encounter: data };
 }
 
-/** An encounter row with its patient's columns, prefixed `p_`. */
-type JoinedRow = EncounterRow & { [K in keyof PatientRow as `p_${K}`]: PatientRow[K] };
-
-// Prepared reads name every column (preparedQuery refuses `*`): a column added by a later
-// migration must not change the shape of a statement that is already prepared.
-const ENCOUNTER_COLUMNS = [
-  'e.id',
-  'e.organization_id',
-  'e.patient_id',
-  'e.encounter_type',
-  'e.status',
-  'e.date_of_service',
-  'e.created_at',
-  'e.updated_at',
-  'e.demo_training',
-] as const;
-
-const PATIENT_COLUMNS = [
-  'p.id as p_id',
-  'p.organization_id as p_organization_id',
-  'p.first_name as p_first_name',
-  'p.last_name as p_last_name',
-  'p.date_of_birth as p_date_of_birth',
-  'p.created_at as p_created_at',
-  'p.updated_at as p_updated_at',
-] as const;
-
-const encounterViewById = preparedQuery((db, encounterId: string, organizationId: string) =>
-  db
-    .selectFrom('encounters as e')
-    .leftJoin('patients as p', (join) =>
-      join.onRef('p.id', '=', 'e.patient_id').on('p.organization_id', '=', organizationId),
-    )
-    .leftJoin('documents as d', (join) =>
-      join
-        .onRef('d.encounter_id', '=', 'e.id')
-        .on('d.organization_id', '=', organizationId)
-        .on('d.schema_type', 'in', PUBLIC_SCHEMA_TYPES)
-        .on('e.organization_id', '=', organizationId)
-        .on('e.demo_training', '=', 0),
-    )
-    .select(ENCOUNTER_COLUMNS)
-    .select(PATIENT_COLUMNS)
-    .select([
-      'd.id as d_id',
-      'd.schema_type as d_schema_type',
-      'd.title as d_title',
-      'd.status as d_status',
-      'd.workflow_variant as d_workflow_variant',
-      'd.audio_duration_seconds as d_audio_duration_seconds',
-    ])
-    .where('e.id', '=', encounterId)
-    .orderBy('d.created_at')
-    .orderBy('d.id'),
-);
-
-function joinedView(r: JoinedRow, documents: DocumentSummaryRow[]): EncounterView {
-  return {
-    encounter: {
-      id: r.id,
-      organization_id: r.organization_id,
-      patient_id: r.patient_id,
-      encounter_type: r.encounter_type,
-      status: r.status,
-      date_of_service: r.date_of_service,
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-      demo_training: r.demo_training,
-    },
-    patient: {
-      id: r.p_id,
-      organization_id: r.p_organization_id,
-      first_name: r.p_first_name,
-      last_name: r.p_last_name,
-      date_of_birth: r.p_date_of_birth,
-      created_at: r.p_created_at,
-      updated_at: r.p_updated_at,
-    },
-    documents,
-  };
-}
-
 export interface ListPage {
   window: CreatedWindow;
   sort: SortOrder;
@@ -179,113 +63,68 @@ export interface ListPage {
 }
 
 /**
- * One page of the caller's listable encounters. A deferred join: the page's IDs come from the
- * covering list index alone (organization, demo flag, created_at, id), so a deep offset skips
- * index entries rather than joining 10,000 rows it then throws away; only the page's rows are
- * read in full.
+ * One page of the caller's listable encounters from the read model: one range scan of the list
+ * index (organization, demo flag, created_at, encounter ID), which carries each encounter's stored
+ * summary and tag, so nothing is joined and no object is built per item.
+ *
+ * A deep offset does not walk every entry before it. The per-day count roll-up (exact, kept in
+ * the same transaction as every encounter write) says in which day the offset lands, so the scan
+ * starts at that day and skips only the entries before the offset within it: the cost is the
+ * days before the target (a walk over the roll-up's rows that stops at the target day) plus at
+ * most one day's entries, instead of `offset` entries. Chosen over a per-organization rank or
+ * checkpoint rows because it needs nothing more at import: an encounter inserted early in the
+ * order would shift every later rank or checkpoint, while the roll-up only changes one day's
+ * count. Its limit: an organization with more than a few thousand encounters on one day skips up
+ * to that day's entries (see docs/benchmarks.md).
  */
-export async function listEncounterPage(
-  db: Db,
-  organizationId: string,
-  page: ListPage,
-): Promise<EncounterView[]> {
-  const rows = await PAGE_QUERIES[page.sort](
-    db,
-    organizationId,
-    page.window.startMs ?? EARLIEST_MS,
-    page.window.endMs ?? AFTER_LATEST_MS,
-    page.limit,
-    page.offset,
-  );
-  if (rows.length === 0) return [];
-  const documents = await listDocumentSummaries(
-    db,
-    organizationId,
-    rows.map((r) => r.id),
-  );
-  return rows.map((r) => joinedView(r, documents.get(r.id) ?? []));
+export async function listEncounterPage(db: Db, organizationId: string, page: ListPage): Promise<PageRow[]> {
+  const { sort, limit } = page;
+  const bounds = await pageBounds(db, organizationId, page);
+  return PAGE_READS[sort](db, organizationId, bounds.startMs, bounds.endMs, limit, bounds.offset);
+}
+
+/** Below this offset the scan simply skips entries: cheaper than asking the roll-up. */
+const SKIP_BY_DAYS_FROM = 1000;
+
+interface Bounds {
+  startMs: number;
+  endMs: number;
+  offset: number;
+}
+
+/** The same page, as a window that starts (or, descending, ends) at the day the offset lands in. */
+async function pageBounds(db: Db, organizationId: string, page: ListPage): Promise<Bounds> {
+  const startMs = page.window.startMs ?? EARLIEST_MS;
+  const endMs = page.window.endMs ?? AFTER_LATEST_MS;
+  const plain = { startMs, endMs, offset: page.offset };
+  const firstFullDay = Math.ceil(startMs / DAY_MS);
+  const endFullDay = dayOf(endMs);
+  if (page.offset < SKIP_BY_DAYS_FROM || firstFullDay >= endFullDay) return plain;
+  if (page.sort === 'asc') {
+    // Entries before the first whole day come first.
+    const head =
+      startMs < firstFullDay * DAY_MS
+        ? await countOnIndex(db, organizationId, startMs, firstFullDay * DAY_MS)
+        : 0;
+    if (page.offset < head) return plain;
+    const rest = page.offset - head;
+    const at = await dayAtOffset(db, 'asc', organizationId, firstFullDay, endFullDay, rest);
+    if ('past' in at) return { startMs: endFullDay * DAY_MS, endMs, offset: rest - at.past };
+    return { startMs: at.day * DAY_MS, endMs, offset: rest - at.before };
+  }
+  const tail =
+    endFullDay * DAY_MS < endMs ? await countOnIndex(db, organizationId, endFullDay * DAY_MS, endMs) : 0;
+  if (page.offset < tail) return plain;
+  const rest = page.offset - tail;
+  const at = await dayAtOffset(db, 'desc', organizationId, firstFullDay, endFullDay, rest);
+  if ('past' in at) return { startMs, endMs: firstFullDay * DAY_MS, offset: rest - at.past };
+  return { startMs, endMs: (at.day + 1) * DAY_MS, offset: rest - at.before };
 }
 
 // An absent bound is the widest a time can be, so every page and count has one SQL shape per
 // sort order (prepared once) rather than one per combination of bounds.
 const EARLIEST_MS = -8.64e15;
 const AFTER_LATEST_MS = 8.64e15 + 1;
-
-function pageQuery(sort: SortOrder) {
-  return preparedQuery(
-    (db, organizationId: string, startMs: number, endMs: number, limit: number, offset: number) => {
-      const pageIds = db
-        .selectFrom('encounters')
-        .select('id')
-        .where('organization_id', '=', organizationId)
-        .where('demo_training', '=', 0)
-        .where('created_at', '>=', startMs)
-        .where('created_at', '<', endMs)
-        .orderBy('created_at', sort)
-        .orderBy('id', sort)
-        .limit(limit)
-        .offset(offset)
-        .as('page');
-      return db
-        .selectFrom(pageIds)
-        .innerJoin('encounters as e', 'e.id', 'page.id')
-        .innerJoin('patients as p', 'p.id', 'e.patient_id')
-        .select(ENCOUNTER_COLUMNS)
-        .select(PATIENT_COLUMNS)
-        .orderBy('e.created_at', sort)
-        .orderBy('e.id', sort);
-    },
-  );
-}
-
-const PAGE_QUERIES = { asc: pageQuery('asc'), desc: pageQuery('desc') };
-
-const SUMMARY_COLUMNS = [
-  'id',
-  'encounter_id',
-  'schema_type',
-  'title',
-  'status',
-  'workflow_variant',
-  'audio_duration_seconds',
-] as const;
-
-/** Summaries for up to 100 encounters: one prepared statement per list length. */
-const summariesByCount = new Map<number, ReturnType<typeof summariesQuery>>();
-
-function summariesQuery() {
-  return preparedQuery((db, organizationId: string, ...encounterIds: string[]) =>
-    db
-      .selectFrom('documents')
-      .select(SUMMARY_COLUMNS)
-      .where('encounter_id', 'in', encounterIds)
-      .where('organization_id', '=', organizationId)
-      .where('schema_type', 'in', PUBLIC_SCHEMA_TYPES)
-      .orderBy('encounter_id')
-      .orderBy('created_at')
-      .orderBy('id'),
-  );
-}
-
-async function listDocumentSummaries(
-  db: Db,
-  organizationId: string,
-  encounterIds: string[],
-): Promise<Map<string, DocumentSummaryRow[]>> {
-  let query = summariesByCount.get(encounterIds.length);
-  if (!query) {
-    query = summariesQuery();
-    summariesByCount.set(encounterIds.length, query);
-  }
-  const rows = await query(db, organizationId, ...encounterIds);
-  const byEncounter = new Map<string, DocumentSummaryRow[]>();
-  for (const row of rows) {
-    const list = byEncounter.get(row.encounter_id);
-    if (list) list.push(row);
-    else byEncounter.set(row.encounter_id, [row]);
-  }
-  return byEncounter;
-}
 
 /**
  * The exact number of listable encounters in a window, at a cost that does not grow with the

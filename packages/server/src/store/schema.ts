@@ -110,6 +110,37 @@ export interface EncounterDayCountsTable {
   count: number;
 }
 
+/**
+ * The read model (migration 005): each encounter's summary exactly as the API sends it, kept by
+ * the writes of clinical data in their own transaction. Holds every encounter, demo/training and
+ * all, so the 403/404 checks read only this table.
+ */
+export interface EncounterReadsTable {
+  encounter_id: string;
+  organization_id: string;
+  demo_training: Flag;
+  created_at: number;
+  patient_id: string;
+  /** The contract's Encounter object, UTF-8 JSON: a list item, and the inside of the detail. */
+  summary: string;
+  /** Strong entity tag of `summary` (quoted), computed when it was written. */
+  etag: string;
+}
+
+/** Each document's detail and, for a finalized transcript, its transcript answer, as sent. */
+export interface DocumentReadsTable {
+  document_id: string;
+  encounter_id: string;
+  organization_id: string;
+  schema_type: string;
+  /** The contract's Document object; null for schema types the API does not show. */
+  detail: string | null;
+  detail_etag: string | null;
+  /** The whole transcript route body; null unless an ambient transcript is finalized. */
+  transcript: string | null;
+  transcript_etag: string | null;
+}
+
 export interface AuditLogTable {
   id: Generated<number>;
   at: number;
@@ -251,6 +282,8 @@ export interface Database {
   transcripts: TranscriptsTable;
   recordings: RecordingsTable;
   encounter_day_counts: EncounterDayCountsTable;
+  encounter_reads: EncounterReadsTable;
+  document_reads: DocumentReadsTable;
   audit_log: AuditLogTable;
   audit_disclosures: AuditDisclosuresTable;
   webhook_events: WebhookEventsTable;

@@ -75,6 +75,18 @@ export function createApiClient(baseUrl: string): ApiClient {
     return validate;
   }
 
+  /** A 304 has no body to validate; the OpenAPI document must still list it for the route. */
+  async function assertNotModifiedDocumented(path: string): Promise<void> {
+    const doc = await openapi();
+    const pathname = new URL(path, baseUrl).pathname;
+    const template = Object.keys(doc.paths).find((t) =>
+      new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(pathname),
+    );
+    if (!template || !doc.paths[template].get?.responses?.[304]) {
+      throw new Error(`${pathname}: status 304 is not documented in the OpenAPI document`);
+    }
+  }
+
   const linkSecrets = new Set<string>();
   return {
     linkSecrets,
@@ -87,6 +99,7 @@ export function createApiClient(baseUrl: string): ApiClient {
       const text = await response.text();
       const contentType = response.headers.get('content-type') ?? '';
       const body = text && contentType.includes('json') ? JSON.parse(text) : text;
+      if (method === 'GET' && response.status === 304) await assertNotModifiedDocumented(path);
       if (method === 'GET' && text) {
         const validate = await validatorFor(path, response.status, contentType);
         if (validate && !validate(body)) {

@@ -6,6 +6,7 @@
 import { digestToken, staticDigestKey } from '../../src/auth/digest.js';
 import { type RouteGroup, SCOPES, type Scope } from '../../src/contract/routes.js';
 import { mintApiKey } from '../../src/domain/apiKeys.js';
+import { applyReadModelChanges } from '../../src/domain/readModel.js';
 import { newId } from '../../src/ids.js';
 import { setApiKeyState } from '../../src/store/apiKeys.js';
 import {
@@ -15,7 +16,7 @@ import {
   upsertRecordings,
   upsertTranscripts,
 } from '../../src/store/clinicalWrites.js';
-import type { Db } from '../../src/store/database.js';
+import { type Db, inTransaction } from '../../src/store/database.js';
 import { upsertOrganization } from '../../src/store/organizations.js';
 import type { ApiKeyKind } from '../../src/store/schema.js';
 
@@ -87,17 +88,20 @@ export class FixtureBuilder {
   }
 
   async patient(organizationId: string, id: string = newId('pat')): Promise<string> {
-    await upsertPatients(this.db, [
-      {
-        id,
-        organization_id: organizationId,
-        first_name: 'Ana',
-        last_name: this.remember(`Silva-${id.slice(-6)}`),
-        date_of_birth: '1980-02-29',
-        created_at: T0,
-        updated_at: T0,
-      },
-    ]);
+    await inTransaction(this.db, async (tx) => {
+      await upsertPatients(tx, [
+        {
+          id,
+          organization_id: organizationId,
+          first_name: 'Ana',
+          last_name: this.remember(`Silva-${id.slice(-6)}`),
+          date_of_birth: '1980-02-29',
+          created_at: T0,
+          updated_at: T0,
+        },
+      ]);
+      await applyReadModelChanges(tx, { patients: [id] });
+    });
     return id;
   }
 
@@ -105,19 +109,22 @@ export class FixtureBuilder {
     const id = spec.id ?? newId('enc');
     const patientId = spec.patientId ?? (await this.patient(organizationId));
     const createdAt = spec.createdAt ?? T0;
-    await upsertEncounters(this.db, [
-      {
-        id,
-        organization_id: organizationId,
-        patient_id: patientId,
-        encounter_type: spec.encounterType ?? 'ambient',
-        status: 'completed',
-        date_of_service: createdAt - 3_600_000,
-        created_at: createdAt,
-        updated_at: createdAt + 300_000,
-        demo_training: spec.demoTraining ? 1 : 0,
-      },
-    ]);
+    await inTransaction(this.db, async (tx) => {
+      await upsertEncounters(tx, [
+        {
+          id,
+          organization_id: organizationId,
+          patient_id: patientId,
+          encounter_type: spec.encounterType ?? 'ambient',
+          status: 'completed',
+          date_of_service: createdAt - 3_600_000,
+          created_at: createdAt,
+          updated_at: createdAt + 300_000,
+          demo_training: spec.demoTraining ? 1 : 0,
+        },
+      ]);
+      await applyReadModelChanges(tx, { encounters: [id] });
+    });
     return id;
   }
 
@@ -126,47 +133,50 @@ export class FixtureBuilder {
     const schemaType = spec.schemaType ?? 'document';
     const ambient = schemaType === 'ambient_transcript';
     const createdAt = spec.createdAt ?? T0 + 60_000;
-    await upsertDocuments(this.db, [
-      {
-        id,
-        encounter_id: encounterId,
-        organization_id: organizationId,
-        schema_type: schemaType,
-        title: spec.title ?? (ambient ? 'Visit recording' : 'SOAP note'),
-        status: ambient ? 'completed' : null,
-        workflow_variant: ambient ? 'ambient' : null,
-        audio_duration_seconds: ambient ? 612.4 : null,
-        content_format: schemaType === 'document' ? 'markdown' : null,
-        content_text: schemaType === 'document' ? (spec.content ?? '## Subjective\nHeadache.') : null,
-        created_at: createdAt,
-        updated_at: createdAt + 60_000,
-      },
-    ]);
-    if (ambient && spec.transcript !== null) {
-      const t = spec.transcript ?? {};
-      await upsertTranscripts(this.db, [
+    await inTransaction(this.db, async (tx) => {
+      await upsertDocuments(tx, [
         {
-          document_id: id,
-          finalized: t.finalized === false ? 0 : 1,
-          provider: 'example-asr',
-          audio_duration_seconds: 612.4,
-          turns: JSON.stringify(
-            (
-              t.turns ?? [
-                { speaker: 'clinician', start: 0, end: 3.2, text: 'Good morning.' },
-                { speaker: 'patient', start: 3.4, end: 6.1, text: 'Morning, doctor.' },
-              ]
-            ).map((turn) => ({ ...turn, text: this.remember(turn.text) })),
-          ),
-          finalized_at: t.finalized === false ? null : createdAt,
+          id,
+          encounter_id: encounterId,
+          organization_id: organizationId,
+          schema_type: schemaType,
+          title: spec.title ?? (ambient ? 'Visit recording' : 'SOAP note'),
+          status: ambient ? 'completed' : null,
+          workflow_variant: ambient ? 'ambient' : null,
+          audio_duration_seconds: ambient ? 612.4 : null,
+          content_format: schemaType === 'document' ? 'markdown' : null,
+          content_text: schemaType === 'document' ? (spec.content ?? '## Subjective\nHeadache.') : null,
+          created_at: createdAt,
+          updated_at: createdAt + 60_000,
         },
       ]);
-    }
-    if (ambient && spec.recordingKey) {
-      await upsertRecordings(this.db, [
-        { document_id: id, object_key: spec.recordingKey, content_type: 'audio/wav', byte_size: null },
-      ]);
-    }
+      if (ambient && spec.transcript !== null) {
+        const t = spec.transcript ?? {};
+        await upsertTranscripts(tx, [
+          {
+            document_id: id,
+            finalized: t.finalized === false ? 0 : 1,
+            provider: 'example-asr',
+            audio_duration_seconds: 612.4,
+            turns: JSON.stringify(
+              (
+                t.turns ?? [
+                  { speaker: 'clinician', start: 0, end: 3.2, text: 'Good morning.' },
+                  { speaker: 'patient', start: 3.4, end: 6.1, text: 'Morning, doctor.' },
+                ]
+              ).map((turn) => ({ ...turn, text: this.remember(turn.text) })),
+            ),
+            finalized_at: t.finalized === false ? null : createdAt,
+          },
+        ]);
+      }
+      if (ambient && spec.recordingKey) {
+        await upsertRecordings(tx, [
+          { document_id: id, object_key: spec.recordingKey, content_type: 'audio/wav', byte_size: null },
+        ]);
+      }
+      await applyReadModelChanges(tx, { documents: [id] });
+    });
     return id;
   }
 

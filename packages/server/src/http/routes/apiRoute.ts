@@ -3,18 +3,20 @@
  * entry), the authorization gate, query validation, and a thin handler that calls the domain.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TSchema } from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import type { Caller } from '../../auth/verifyApiKey.js';
 import { problemExample, SUCCESS_EXAMPLES } from '../../contract/examples.js';
 import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
 import type { RouteDefinition } from '../../contract/routes.js';
 import { Problem, type SchemaName } from '../../contract/schemas.js';
 import { ApiError } from '../../domain/errors.js';
+import { StoredAnswer } from '../../domain/storedAnswer.js';
 import type { ApiContext } from '../apiContext.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
 import { PROBLEM_CONTENT_TYPE } from '../problem.js';
 import { RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER } from '../responseHeaders.js';
+import { sendStoredAnswer } from '../storedAnswer.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,6 +32,8 @@ export interface ApiRouteSpec<Params> {
   response: SchemaName & keyof typeof SUCCESS_EXAMPLES;
   /** Headers of the 200 beyond the rate-limit fields, for OpenAPI. */
   responseHeaders?: Record<string, unknown>;
+  /** Routes answered from stored bytes: a strong ETag on 200, and 304 for If-None-Match. */
+  conditional?: boolean;
   description: string;
   handle(input: {
     context: ApiContext;
@@ -63,6 +67,32 @@ function errorResponses(route: RouteDefinition) {
   return responses;
 }
 
+const CONDITIONAL_REQUEST_HEADERS = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({
+      description:
+        'ETag(s) of a representation you hold. When one is current the answer is 304 Not Modified ' +
+        'with no body, after the same authorization and checks as a 200.',
+    }),
+  ),
+});
+
+const ETAG_HEADER = {
+  ETag: {
+    type: 'string',
+    description: 'Strong entity tag of this body; it changes whenever the body would change.',
+  },
+};
+
+/** `type: 'null'`: @fastify/swagger documents it as a response without content. */
+const NOT_MODIFIED = {
+  type: 'null',
+  description:
+    'Not Modified: If-None-Match named the current ETag. No body; the same ETag, Cache-Control ' +
+    'and X-Request-Id as a 200.',
+  headers: { ...RATE_LIMIT_HEADERS, ...ETAG_HEADER },
+};
+
 /** `/external/v1/encounters/` is not the encounter "" but no route at all. */
 async function rejectEmptyParams(request: FastifyRequest): Promise<void> {
   const params = request.params as Record<string, string>;
@@ -89,10 +119,15 @@ export function registerApiRoute<Params>(
       security: [{ bearerAuth: [] }],
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.querystring ? { querystring: spec.querystring } : {}),
+      ...(spec.conditional ? { headers: CONDITIONAL_REQUEST_HEADERS } : {}),
       response: {
         200: {
           description: 'OK',
-          headers: { ...RATE_LIMIT_HEADERS, ...spec.responseHeaders },
+          headers: {
+            ...RATE_LIMIT_HEADERS,
+            ...(spec.conditional ? ETAG_HEADER : {}),
+            ...spec.responseHeaders,
+          },
           content: {
             'application/json': {
               schema: { $ref: `${spec.response}#` },
@@ -100,18 +135,21 @@ export function registerApiRoute<Params>(
             },
           },
         },
+        ...(spec.conditional ? { 304: NOT_MODIFIED } : {}),
         ...errorResponses(route),
       },
     },
     onRequest: [rejectEmptyParams, authorizeRoute(route, context)],
     preValidation: validateQuery(route),
-    handler: async (request, reply) =>
-      spec.handle({
+    handler: async (request, reply) => {
+      const answer = await spec.handle({
         context,
         caller: request.caller as Caller,
         params: request.params as Params,
         request,
         reply,
-      }),
+      });
+      return answer instanceof StoredAnswer ? sendStoredAnswer(request, reply, answer) : answer;
+    },
   });
 }

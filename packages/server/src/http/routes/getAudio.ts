@@ -11,14 +11,14 @@ export const getAudioRoute: ApiRouteSpec<{ encounter_id: string; document_id: st
     'A short-lived signed link to the recording of an ambient transcript document. Do not store it, ' +
     'log it, or use it after expires_at.',
   handle: async ({ context, caller, params, request }) => {
-    const { body, patientIds } = await getAudioLink(
+    const answer = await getAudioLink(
       context.services.store.db,
       { media: context.services.media, linkTtlSeconds: context.services.config.media.linkTtlSeconds },
       caller,
       params.encounter_id,
       params.document_id,
     );
-    request.disclosedPatientIds = patientIds;
-    return body;
+    request.disclosedPatientIds = answer.disclosedPatientIds;
+    return answer.body;
   },
 };

@@ -7,17 +7,10 @@ export const getDocumentRoute: ApiRouteSpec<{ encounter_id: string; document_id:
   route: ROUTES.getDocument,
   params: DocumentParams,
   response: 'DocumentEnvelope',
+  conditional: true,
   description:
     'A document of the encounter. schema_type document carries markdown content; ambient_transcript ' +
     'returns metadata only (no content field): fetch its turns from the transcript route.',
-  handle: async ({ context, caller, params, request }) => {
-    const { body, patientIds } = await getDocument(
-      context.services.store.db,
-      caller,
-      params.encounter_id,
-      params.document_id,
-    );
-    request.disclosedPatientIds = patientIds;
-    return { document: body };
-  },
+  handle: async ({ context, caller, params }) =>
+    getDocument(context.services.store.db, caller, params.encounter_id, params.document_id),
 };

@@ -7,10 +7,8 @@ export const getEncounterRoute: ApiRouteSpec<{ encounter_id: string }> = {
   route: ROUTES.getEncounter,
   params: EncounterParams,
   response: 'EncounterEnvelope',
+  conditional: true,
   description: 'One encounter of your organization, with its patient and document summaries. No query keys.',
-  handle: async ({ context, caller, params, request }) => {
-    const encounter = await getEncounter(context.services.store.db, caller, params.encounter_id);
-    request.disclosedPatientIds = [encounter.patient.patient_id];
-    return { encounter };
-  },
+  handle: async ({ context, caller, params }) =>
+    getEncounter(context.services.store.db, caller, params.encounter_id),
 };

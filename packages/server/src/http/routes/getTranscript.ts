@@ -7,15 +7,8 @@ export const getTranscriptRoute: ApiRouteSpec<{ encounter_id: string; document_i
   route: ROUTES.getTranscript,
   params: DocumentParams,
   response: 'Transcript',
+  conditional: true,
   description: 'The finalized speaker turns of an ambient transcript document.',
-  handle: async ({ context, caller, params, request }) => {
-    const { body, patientIds } = await getTranscript(
-      context.services.store.db,
-      caller,
-      params.encounter_id,
-      params.document_id,
-    );
-    request.disclosedPatientIds = patientIds;
-    return body;
-  },
+  handle: async ({ context, caller, params }) =>
+    getTranscript(context.services.store.db, caller, params.encounter_id, params.document_id),
 };

@@ -11,19 +11,16 @@ export const listEncountersRoute: ApiRouteSpec<Record<string, never>> = {
   querystring: ListEncountersQuery,
   response: 'EncounterList',
   responseHeaders: LINK_HEADER,
+  conditional: true,
   description:
     'Encounters of your organization, ordered by created_at (ties by encounter_id) in sort_order. ' +
     'Offset pagination without a snapshot: page by created_at windows for sync jobs. Only limit, ' +
     'offset, sort_order, start_at and end_at are accepted. The `Link` header has the `next`, `prev` ' +
     'and `first` pages (the same query with only offset changed).',
   handle: async ({ context, caller, request, reply }) => {
-    const body = await listEncounters(
-      context.services.store.db,
-      caller,
-      parseListQuery(request.query as RawQuery),
-    );
-    request.disclosedPatientIds = body.items.map((item) => item.patient.patient_id);
-    reply.header('Link', pagingLinks(request.url, body));
-    return body;
+    const page = parseListQuery(request.query as RawQuery);
+    const { answer, total } = await listEncounters(context.services.store.db, caller, page);
+    reply.header('Link', pagingLinks(request.url, { limit: page.limit, offset: page.offset, total }));
+    return answer;
   },
 };

@@ -4,6 +4,7 @@ import * as core from './001_core.js';
 import * as webhooks from './002_webhooks.js';
 import * as documentSummaryIndex from './003_document_summary_index.js';
 import * as auditRequestCount from './004_audit_request_count.js';
+import * as readModel from './005_read_model.js';
 import * as auditDisclosures from './006_audit_disclosures.js';
 import * as rotation from './007_rotation.js';
 import * as organizationRateLimit from './008_organization_rate_limit.js';
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002_webhooks': webhooks,
   '003_document_summary_index': documentSummaryIndex,
   '004_audit_request_count': auditRequestCount,
+  '005_read_model': readModel,
   '006_audit_disclosures': auditDisclosures,
   '007_rotation': rotation,
   '008_organization_rate_limit': organizationRateLimit,

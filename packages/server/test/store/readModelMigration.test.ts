@@ -1,0 +1,148 @@
+/**
+ * `eds migrate` builds the read model for data stored before it existed: the stored answers it
+ * writes are the ones an import of the same rows would have written.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Migrator } from 'kysely';
+import { applyReadModelChanges } from '../../src/domain/readModel.js';
+import {
+  upsertDocuments,
+  upsertEncounters,
+  upsertPatients,
+  upsertTranscripts,
+} from '../../src/store/clinicalWrites.js';
+import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { migrationProvider } from '../../src/store/migrations/index.js';
+import { upsertOrganization } from '../../src/store/organizations.js';
+import { createTestDatabase, forEachStore, type TestDatabase } from '../support/stores.js';
+
+const T = Date.parse('2026-05-01T15:00:00Z');
+
+forEachStore('read model migration', (kind) => {
+  let database: TestDatabase;
+  let store: Store;
+  before(async () => {
+    database = await createTestDatabase(kind);
+    store = openStore(database.config);
+  });
+  after(async () => {
+    await store.close();
+    await database.drop();
+  });
+
+  test('happy: migrating data stored before the read model builds every stored answer', async () => {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+    const { error } = await migrator.migrateTo('004_audit_request_count');
+    assert.equal(error, undefined);
+    await upsertOrganization(store.db, {
+      id: 'org_m',
+      name: 'M',
+      allowlisted: true,
+      routes: ['encounters', 'documents'],
+      apiKeysEnabled: true,
+      createdAt: T,
+      updatedAt: T,
+    });
+    await store.db.transaction().execute(async (tx) => {
+      await upsertPatients(tx, [
+        {
+          id: 'pat_m',
+          organization_id: 'org_m',
+          first_name: 'Ana',
+          last_name: 'Silva',
+          date_of_birth: '1980-02-29',
+          created_at: T,
+          updated_at: T,
+        },
+      ]);
+      await upsertEncounters(
+        tx,
+        ['enc_m1', 'enc_m2'].map((id, i) => ({
+          id,
+          organization_id: 'org_m',
+          patient_id: 'pat_m',
+          encounter_type: 'ambient',
+          status: 'completed',
+          date_of_service: T,
+          created_at: T + i,
+          updated_at: T + i,
+          demo_training: 0 as const,
+        })),
+      );
+      const doc = (id: string, schema_type: string, created: number) => ({
+        id,
+        encounter_id: 'enc_m1',
+        organization_id: 'org_m',
+        schema_type,
+        title: id,
+        status: schema_type === 'document' ? null : 'completed',
+        workflow_variant: schema_type === 'document' ? null : 'ambient',
+        audio_duration_seconds: schema_type === 'ambient_transcript' ? 12.5 : null,
+        content_format: schema_type === 'document' ? 'markdown' : null,
+        content_text: schema_type === 'document' ? '# note' : null,
+        created_at: created,
+        updated_at: created,
+      });
+      await upsertDocuments(tx, [
+        doc('doc_note', 'document', T + 2),
+        doc('doc_amb', 'ambient_transcript', T + 1),
+        doc('doc_int', 'internal_summary', T),
+      ]);
+      await upsertTranscripts(tx, [
+        {
+          document_id: 'doc_amb',
+          finalized: 1,
+          provider: 'asr',
+          audio_duration_seconds: 12.5,
+          turns: JSON.stringify([{ speaker: 'clinician', start: 0, end: 1, text: 'Hello.' }]),
+          finalized_at: T,
+        },
+      ]);
+    });
+
+    assert.deepEqual(await migrateToLatest(store.db), ['005_read_model']);
+
+    const encounters = await store.db
+      .selectFrom('encounter_reads')
+      .selectAll()
+      .orderBy('encounter_id')
+      .execute();
+    const documents = await store.db
+      .selectFrom('document_reads')
+      .selectAll()
+      .orderBy('document_id')
+      .execute();
+    assert.deepEqual(
+      encounters.map((r) => r.encounter_id),
+      ['enc_m1', 'enc_m2'],
+    );
+    const summary = JSON.parse(encounters[0]!.summary);
+    assert.deepEqual(
+      summary.documents.map((d: { document_id: string }) => d.document_id),
+      ['doc_amb', 'doc_note'],
+      'public documents, in created_at order',
+    );
+    assert.equal(summary.patient.last_name, 'Silva');
+    const byId = new Map(documents.map((d) => [d.document_id, d]));
+    assert.equal(byId.get('doc_int')?.detail, null);
+    assert.equal(JSON.parse(byId.get('doc_note')!.detail!).content.text, '# note');
+    assert.equal(JSON.parse(byId.get('doc_amb')!.transcript!).transcript.turns[0].text, 'Hello.');
+
+    // Exactly what the writers of clinical data store for the same rows.
+    await store.db.transaction().execute((tx) =>
+      applyReadModelChanges(tx, {
+        encounters: ['enc_m1', 'enc_m2'],
+        documents: ['doc_note', 'doc_amb', 'doc_int'],
+      }),
+    );
+    assert.deepEqual(
+      await store.db.selectFrom('encounter_reads').selectAll().orderBy('encounter_id').execute(),
+      encounters,
+    );
+    assert.deepEqual(
+      await store.db.selectFrom('document_reads').selectAll().orderBy('document_id').execute(),
+      documents,
+    );
+  });
+});
