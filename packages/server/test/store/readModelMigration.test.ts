@@ -101,7 +101,7 @@ forEachStore('read model migration', (kind) => {
       ]);
     });
 
-    assert.deepEqual(await migrateToLatest(store.db), ['005_read_model']);
+    assert.ok((await migrateToLatest(store.db)).includes('005_read_model'));
 
     const encounters = await store.db
       .selectFrom('encounter_reads')
