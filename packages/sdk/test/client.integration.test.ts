@@ -421,6 +421,32 @@ describe('rate limits, against a server with small buckets', () => {
   });
 });
 
+describe('conditional requests against the real server', () => {
+  it('each of routes 1-4 answers "not modified" for its own current ETag, and the body for a stale one', async () => {
+    const eds = client();
+    const calls = [
+      (etag: string | undefined) => eds.listEncountersIfChanged({ limit: 5, sort_order: 'asc' }, etag),
+      (etag: string | undefined) => eds.getEncounterIfChanged(world.encounter, etag),
+      (etag: string | undefined) => eds.getDocumentIfChanged(world.encounter, world.note, etag),
+      (etag: string | undefined) => eds.getTranscriptIfChanged(world.encounter, world.ambient, etag),
+    ];
+    const tags = new Set<string>();
+    for (const call of calls) {
+      const first = await call(undefined);
+      assert.equal(first.notModified, false);
+      assert.match(first.etag ?? '', /^"[^"]+"$/, 'a strong ETag');
+      tags.add(first.etag as string);
+      const again = await call(first.etag);
+      assert.equal(again.notModified, true);
+      assert.equal(again.etag, first.etag);
+      const stale = await call('"not-the-current-tag"');
+      assert.equal(stale.notModified, false);
+      if (!stale.notModified && !first.notModified) assert.deepEqual(stale.body, first.body);
+    }
+    assert.equal(tags.size, calls.length, 'different bodies carry different tags');
+  });
+});
+
 describe('coverage', () => {
   it('every reason code of the contract surfaced through the client above', () => {
     assert.deepEqual(
