@@ -106,6 +106,8 @@ export interface RateLimitConfig {
   readonly unauthenticated: number;
   /** Buckets shared by every API process when set; otherwise each process limits alone. */
   readonly redisUrl: string | undefined;
+  /** A Redis answer slower than this is a failure: the request is limited by this process alone. */
+  readonly redisCommandTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -197,6 +199,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       burst: read.int('EDS_RATE_LIMIT_BURST', 200, 1, 10_000_000),
       unauthenticated: read.int('EDS_RATE_LIMIT_UNAUTHENTICATED', 50, 0, 1_000_000),
       redisUrl: parseRedisUrl(read),
+      redisCommandTimeoutMs: read.int('EDS_REDIS_COMMAND_TIMEOUT_MS', 250, 1, 60_000),
     },
     trustProxy: parseTrustProxy(read),
   };

@@ -56,7 +56,7 @@ export function createApiContext(services: Services): ApiContext {
   });
   const lastUsed = new LastUsedTracker(store.db, logger);
   const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
-  const buckets = new Buckets(config.rateLimits.redisUrl, logger, metrics);
+  const buckets = new Buckets(config.rateLimits, logger, metrics);
   const watch: CommitWatch = watchAuthChanges(store, pgUrl, () => keyCache.clear());
   const checkpointer =
     store.sqlite &&

@@ -4,6 +4,7 @@
  * count it, never answer 5xx because of it). One warning per outage, one info line when Redis
  * is back; every request decided locally because of an outage is counted.
  */
+import type { RateLimitConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { MemoryBuckets } from './memoryBuckets.js';
@@ -20,14 +21,15 @@ export class Buckets {
   private skipRedisUntil = 0;
 
   constructor(
-    redisUrl: string | undefined,
+    settings: Pick<RateLimitConfig, 'redisUrl' | 'redisCommandTimeoutMs'>,
     private readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {
     this.redis =
-      redisUrl === undefined
+      settings.redisUrl === undefined
         ? undefined
-        : new RedisBuckets(redisUrl, {
+        : new RedisBuckets(settings.redisUrl, {
+            commandTimeoutMs: settings.redisCommandTimeoutMs,
             onReady: () => this.recovered(),
             onError: (error) => this.lost(error),
           });
@@ -39,7 +41,10 @@ export class Buckets {
     if (redis !== undefined) {
       if (redis.ready && now >= this.skipRedisUntil) {
         try {
-          return await redis.take(bucket, policy, now);
+          const decision = await redis.take(bucket, policy, now);
+          // A timeout degrades without dropping the connection, so no 'ready' event follows it.
+          if (this.degraded) this.recovered();
+          return decision;
         } catch (error) {
           this.skipRedisUntil = now + RETRY_REDIS_AFTER_MS;
           this.lost(error as Error);

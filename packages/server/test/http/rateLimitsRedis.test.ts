@@ -105,6 +105,34 @@ test('Redis killed mid-run: each server limits alone, logs once, counts it, neve
   await assertSharedBucket(a, b);
 });
 
+test('Redis slower than the command timeout: limited alone meanwhile, shared again once it answers, with no reconnect', async () => {
+  const ownClock = testClock();
+  const env = {
+    EDS_RATE_LIMIT_PER_KEY: '2',
+    EDS_RATE_LIMIT_BURST: '3',
+    EDS_REDIS_URL: redis.url,
+    EDS_REDIS_COMMAND_TIMEOUT_MS: '100',
+  };
+  const server = await startTestServer('sqlite', { env, clock: ownClock.now, database: a.database });
+  try {
+    await until(() => redisUp(server));
+    const { token } = await server.fixtures.key(world.orgA);
+    // Redis is blocked for 2 s, far past the 100 ms timeout: the answer comes from the local bucket.
+    const stalled = redis.stall(2);
+    assert.deepEqual(await statuses(server, token, 1), [200]);
+    assert.equal(await redisUp(server), false);
+    assert.ok((await localDecisions(server)) >= 1);
+    await stalled;
+    // Past the pause after a failure, the next request asks Redis again and finds it answering.
+    ownClock.advance(5000);
+    assert.deepEqual(await statuses(server, token, 1), [200]);
+    assert.equal(await redisUp(server), true);
+    assert.ok(server.logs.some((line) => line.includes('reachable again')));
+  } finally {
+    await server.close();
+  }
+});
+
 test('Redis unreachable from the start: the server starts, limits alone, warns once', async () => {
   const { freePort } = await import('../support/processes.js');
   const env = {

@@ -12,6 +12,8 @@ export interface TestRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: nothing was saved). */
   start(): Promise<void>;
+  /** Blocks the server for `seconds` (DEBUG SLEEP); resolves when it answers again. */
+  stall(seconds: number): Promise<void>;
 }
 
 function ping(port: number): Promise<boolean> {
@@ -31,7 +33,11 @@ export async function startTestRedis(): Promise<TestRedis> {
   const start = async () => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        // DEBUG SLEEP lets a test make Redis slow without dropping its connections.
+        ...['--enable-debug-command', 'local'],
+      ],
       { stdio: 'ignore' },
     );
     for (let i = 0; !(await ping(port)); i++) {
@@ -47,6 +53,16 @@ export async function startTestRedis(): Promise<TestRedis> {
     running.kill('SIGKILL');
     await exited;
   };
+  const stall = (seconds: number) =>
+    new Promise<void>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`DEBUG SLEEP ${seconds}\r\n`));
+      socket.once('data', (data) => {
+        socket.destroy();
+        if (data.toString().startsWith('+OK')) resolve();
+        else reject(new Error(`DEBUG SLEEP: ${data.toString().trim()}`));
+      });
+      socket.once('error', reject);
+    });
   await start();
-  return { url: `redis://127.0.0.1:${port}`, start, stop };
+  return { url: `redis://127.0.0.1:${port}`, start, stop, stall };
 }

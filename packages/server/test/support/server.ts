@@ -65,6 +65,9 @@ export function testEnv(database: TestDatabase, env: Record<string, string> = {}
     EDS_RATE_LIMIT_PER_KEY: '1000000',
     EDS_RATE_LIMIT_BURST: '10000000',
     EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
+    // A loaded test machine can hold a Redis answer past the 250 ms default, which would make a
+    // shared bucket fall back to this process's own; tests about outages stop Redis instead.
+    EDS_REDIS_COMMAND_TIMEOUT_MS: '30000',
     // A loaded test machine can stall a commit for seconds; a test that wants audit_unavailable
     // makes the store refuse, it does not wait for a timeout.
     EDS_AUDIT_COMMIT_TIMEOUT_MS: '60000',
