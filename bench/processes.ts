@@ -1,7 +1,7 @@
 /** Child processes for the benchmark: the eds CLI, the server under test, and RSS sampling. */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export const ROOT = join(import.meta.dirname, '..');
@@ -151,4 +151,54 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The code a benchmark compares with (`--before`): a directory holding another checkout (built
+ * here with its own `npm run build`), or a commit, built once beside the results by
+ * `git archive` (not a git worktree: nothing is added to the repository's metadata), sharing this
+ * checkout's installed dependencies. Returns the root to run its `eds` from.
+ */
+export function beforeRoot(pathOrRef: string, resultsDir: string): string {
+  const asPath = resolve(pathOrRef);
+  if (existsSync(asPath) && statSync(asPath).isDirectory()) {
+    const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], {
+      cwd: asPath,
+      stdio: 'inherit',
+    });
+    if (build.status !== 0) throw new Error(`build failed in ${asPath}`);
+    return asPath;
+  }
+  return commitBuild(pathOrRef, resultsDir);
+}
+
+function commitBuild(ref: string, resultsDir: string): string {
+  const git = (args: string[]) => {
+    const r = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`--before ${ref} is neither a directory nor a commit: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]);
+  const dir = join(resultsDir, `before-${sha.slice(0, 12)}`);
+  if (existsSync(join(dir, 'packages', 'server', 'dist', 'cli', 'main.js'))) return dir;
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync(
+    'sh',
+    ['-c', `git archive ${sha} packages/server tsconfig.base.json | tar -x -C "${dir}"`],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+  if (archive.status !== 0) throw new Error('git archive failed');
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const serverModules = join(ROOT, 'packages', 'server', 'node_modules');
+  if (existsSync(serverModules)) symlinkSync(serverModules, join(dir, 'packages', 'server', 'node_modules'));
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const build = spawnSync(
+    process.execPath,
+    [tsc, '-p', join(dir, 'packages', 'server', 'tsconfig.build.json')],
+    {
+      stdio: 'inherit',
+    },
+  );
+  if (build.status !== 0) throw new Error(`building ${ref} failed`);
+  return dir;
 }

@@ -2,25 +2,28 @@
  * The rate limiter's part of `npm run bench` (decisions.md, Rate limits):
  *
  * 1. Cost: the encounter detail route on three servers over the same data, measured in turns
- *    (off, in-process buckets, Redis buckets, then again) so the VM's drift hits all three alike.
+ *    (off, in-process buckets, Redis buckets, then again) so the VM's drift hits all three alike,
+ *    driven by the benchmark's wrk.
  *    "On" uses a rate no request reaches: every request pays for its bucket and none is refused.
  *    Targets: ≤ 5 % of throughput without Redis, ≤ 15 % with it.
  * 2. Isolation: one key floods with every connection while another key makes a steady 50
  *    requests a second (under its 100); the quiet key's p99 must stay within 2× of its p99 with
  *    nobody flooding. Run with the deployment's default limits, without and with Redis. The
  *    flood is wrk in its own process: in this process it would stall the quiet key's client
- *    (one event loop) and measure the client, not the service. Alone and flooded alternate.
+ *    (one event loop) and measure the client, not the service. The quiet key is autocannon at a
+ *    fixed rate (wrk has no fixed-rate mode), 2 connections. Alone and flooded alternate.
  */
-import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { type Child, eds, freePort, startEdsServer } from './processes.js';
+import type { createWrk } from './wrk.js';
 
 export interface LimiterBenchOptions {
   env: Record<string, string>;
   organizationId: string;
   encounterId: string;
   redisUrl: string;
-  connections: number;
+  /** The benchmark's load generator (its connection count is the flood's and the cost runs'). */
+  wrk: ReturnType<typeof createWrk>;
   duration: number;
 }
 
@@ -56,44 +59,16 @@ function newKey(options: LimiterBenchOptions): string {
   ).token;
 }
 
-async function drive(url: string, token: string, connections: number, duration: number, rate?: number) {
+/** The quiet key: a fixed rate of requests a second from 2 connections. */
+async function quietly(url: string, token: string, duration: number, rate: number) {
   const r = await autocannon({
     url,
-    connections,
+    connections: 2,
     duration,
     headers: { authorization: `Bearer ${token}` },
-    ...(rate ? { overallRate: rate } : {}),
+    overallRate: rate,
   });
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    non2xx: r.non2xx,
-    total: r.requests.total,
-  };
-}
-
-/** wrk at saturation with one key: requests a second and the share refused (non-2xx). */
-function flood(url: string, token: string, connections: number, duration: number) {
-  return new Promise<{ rps: number; refused: number }>((resolve, reject) => {
-    const child = spawn('wrk', [
-      '-t1',
-      `-c${connections}`,
-      `-d${duration}s`,
-      '-H',
-      `Authorization: Bearer ${token}`,
-      url,
-    ]);
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('error', reject);
-    child.on('exit', () => {
-      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
-      const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
-      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-      resolve({ rps, refused: non2xx / total });
-    });
-  });
+  return { p99: r.latency.p99, non2xx: r.non2xx };
 }
 
 interface CostRow {
@@ -119,7 +94,7 @@ export interface LimiterBenchResult {
 }
 
 export async function benchRateLimits(options: LimiterBenchOptions): Promise<LimiterBenchResult> {
-  const { env, connections, duration } = options;
+  const { env, wrk, duration } = options;
   const path = `/external/v1/encounters/${options.encounterId}`;
   const off = { ...env, EDS_RATE_LIMIT_PER_KEY: '0', EDS_RATE_LIMIT_UNAUTHENTICATED: '0' };
   const servers = [
@@ -130,13 +105,14 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
   const token = newKey(options);
   const cost: Record<string, number[]> = {};
   try {
-    for (const server of servers) await drive(`${server.base}${path}`, token, connections, 1);
     for (let turn = 0; turn < 2; turn++) {
       for (const server of servers) {
-        const m = await drive(`${server.base}${path}`, token, connections, duration);
+        const m = await wrk.measure(`${server.base}${path}`, token, duration);
         if (m.non2xx > 0) throw new Error(`${server.name}: ${m.non2xx} answers were not 200`);
         cost[server.name] = [...(cost[server.name] ?? []), m.rps];
-        console.error(`limiter cost, ${server.name}: ${m.rps.toFixed(0)} req/s p99 ${m.p99} ms`);
+        console.error(
+          `limiter cost, ${server.name}: ${m.rps.toFixed(0)} req/s p99 ${m.p99.toFixed(1)} ms max ${m.max.toFixed(0)} ms`,
+        );
       }
     }
   } finally {
@@ -162,20 +138,21 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
       const quiet = newKey(options);
       const flooding = newKey(options);
       const url = `${server.base}${path}`;
-      await drive(url, quiet, 2, 1, 50);
+      await quietly(url, quiet, 1, 50);
       const alone: number[] = [];
       const flooded: number[] = [];
       let quietNon2xx = 0;
       let floodRun = { rps: 0, refused: 0 };
       for (let turn = 0; turn < 2; turn++) {
-        alone.push((await drive(url, quiet, 2, duration, 50)).p99);
+        alone.push((await quietly(url, quiet, duration, 50)).p99);
+        // wrk warms up for a second first, so the flood covers the quiet key's whole run.
         const [f, loaded] = await Promise.all([
-          flood(url, flooding, connections, duration + 1),
-          drive(url, quiet, 2, duration, 50),
+          wrk.measure(url, flooding, duration + 1),
+          quietly(url, quiet, duration, 50),
         ]);
         flooded.push(loaded.p99);
         quietNon2xx += loaded.non2xx;
-        floodRun = f;
+        floodRun = { rps: f.rps, refused: f.non2xx / f.requests };
       }
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const row: IsolationRow = {

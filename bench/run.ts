@@ -6,24 +6,33 @@
  * ceiling and the server's peak RSS.
  *
  * Options: --store sqlite|postgres --encounters N --connections C --duration S
- * --routes TEXT (only routes whose name contains it)
- * --before PATH (a checkout of other code, e.g. a worktree of main: its server is measured on the
- *   same data set in the same run, route by route beside this one and the ceiling; the data set
- *   is built by its `eds demo` and this code's copy of it by `eds migrate`, which is timed)
+ * --routes TEXT (only the parts whose name contains it: the routes below, "limiter", "audit writer")
+ * --before PATH|COMMIT (other code: a checkout such as a worktree of main, or a commit of this
+ *   repository, built by `git archive` beside the results; its server is measured on the same
+ *   data set in the same run, route by route back to back with this one and the ceiling; the
+ *   data set is built by its `eds demo` and this code's copy of it by `eds migrate`, which is timed)
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
  * --profile (run the service under `--cpu-prof`: the profile is written to bench/results and
  *   summarized by self time; profiling slows the service).
+ *
+ * The route runs drive one key (and one address) at saturation, so they turn rate limits off.
+ * After them come the rate limiter on its own (bench/rateLimits.ts: its cost on the detail route,
+ * off / in-process / Redis in turns, and one key flooding beside a quiet one; Redis:
+ * TEST_REDIS_URL, else 127.0.0.1:6379) and the audit writer's sustained records/s (group commit,
+ * 64 waiting callers, bench/auditWriter.ts), both on this code's data set.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
-import { type Child, eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
+import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
+import { beforeRoot, type Child, eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
+import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
 import { createWrk, type WrkResult } from './wrk.js';
 
 const { values } = parseArgs({
@@ -42,8 +51,10 @@ const N = Number(values.encounters);
 const CONNECTIONS = Number(values.connections);
 const DURATION = Number(values.duration);
 const RESULTS = join(ROOT, 'bench', 'results');
-const BEFORE = values.before ? resolve(values.before) : undefined;
 mkdirSync(RESULTS, { recursive: true });
+const BEFORE = values.before ? beforeRoot(values.before, RESULTS) : undefined;
+/** Whether a part of the run is selected by --routes (by name, as the routes are). */
+const selects = (name: string) => !values.routes || name.includes(values.routes);
 
 const SECRETS = {
   EDS_KEY_DIGEST_SECRET: 'bench-digest-secret-0123456789abcdef',
@@ -94,6 +105,9 @@ function envFor(label: string, port: number, mediaPort: number): Record<string, 
     EDS_LOG_LEVEL: process.env.EDS_LOG_LEVEL ?? 'warn',
     NODE_ENV: 'production',
     EDS_DB_POOL_SIZE: '16',
+    // One key and one address at saturation: with limits on, the routes would measure 429s.
+    EDS_RATE_LIMIT_PER_KEY: '0',
+    EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
   };
 }
 
@@ -177,8 +191,15 @@ interface Side {
 }
 
 async function startSide(label: string, root: string, dataset: () => Promise<Dataset>): Promise<Side> {
-  const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error(`build failed in ${root}`);
+  if (root === ROOT) {
+    // Production runs the compiled output; build it so the numbers are for the current code.
+    // (The code compared with was built by beforeRoot.)
+    const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    if (build.status !== 0) throw new Error(`build failed in ${root}`);
+  }
   const port = await freePort();
   const env = envFor(label, port, await freePort());
   const data = await dataset.call(null);
@@ -266,7 +287,7 @@ async function main() {
     ['malformed key (401)', listUrl, malformedToken()],
     ['unknown key (401)', listUrl, unknownToken()],
   ];
-  const selected = values.routes ? routes.filter(([name]) => name.includes(values.routes!)) : routes;
+  const selected = routes.filter(([name]) => selects(name));
 
   // Record the real responses; the ceiling serves exactly these bytes.
   const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
@@ -326,12 +347,37 @@ async function main() {
     console.error(
       `${name}: ${b ? `before ${fmt(b)} | ` : ''}now ${fmt(a)} | ceiling ${fmt(c)}; peak RSS ${row.peak_rss_mb} MB`,
     );
-    if (a.non2xx > 0 && row.status < 300) console.error(`  ! ${a.non2xx} answers were not 2xx/3xx`);
+    for (const [side, m] of [
+      ['before', b],
+      ['now', a],
+    ] as const) {
+      if (m && row.status < 300 && m.non2xx > 0)
+        console.error(`  ! ${side}: ${m.non2xx} answers were not 2xx/3xx`);
+      if (m && m.errors > 0) console.error(`  ! ${side}: ${m.errors} socket errors or timeouts`);
+    }
   }
   const peakRss = after.server.peakRss();
   const beforePeakRss = before?.server.peakRss();
   for (const side of sides) await side.server.stop();
   await ceiling.stop();
+
+  const afterLabel = BEFORE ? 'after' : '';
+  const ownEnv = envFor(afterLabel, 0, 0);
+  // The limiter's runs set their own limits (the deployment's defaults unless they say otherwise).
+  const { EDS_RATE_LIMIT_PER_KEY: _perKey, EDS_RATE_LIMIT_UNAUTHENTICATED: _unkeyed, ...limiterEnv } = ownEnv;
+  const rateLimits: LimiterBenchResult | undefined = selects('limiter')
+    ? await benchRateLimits({
+        env: limiterEnv,
+        organizationId: organizationIdOf(afterLabel),
+        encounterId: ex.encounter_id,
+        redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        wrk,
+        duration: DURATION,
+      })
+    : undefined;
+  const auditWriter: WriterThroughput[] | undefined = selects('audit writer')
+    ? await measureAuditWriter(ownEnv.EDS_DATABASE_URL!, 64, DURATION)
+    : undefined;
 
   const report = {
     when: new Date().toISOString(),
@@ -350,6 +396,8 @@ async function main() {
     server_peak_rss_mb: Math.round(peakRss / 2 ** 20),
     ...(beforePeakRss !== undefined ? { before_peak_rss_mb: Math.round(beforePeakRss / 2 ** 20) } : {}),
     rows,
+    ...(rateLimits ? { rate_limits: rateLimits } : {}),
+    ...(auditWriter ? { audit_writer: auditWriter } : {}),
   };
   const file = join(RESULTS, `bench-${values.store}-${N}-${Date.now()}.json`);
   writeFileSync(file, JSON.stringify(report, null, 2));
@@ -359,12 +407,13 @@ async function main() {
   const cells = (m: WrkResult) => `${m.rps.toFixed(0)} | ${m.p99.toFixed(1)} | ${m.max.toFixed(0)}`;
   if (before) {
     console.log(
-      '| route | status | before req/s | p99 ms | max ms | now req/s | p99 ms | max ms | ceiling req/s | ratio now (before) | wrk cpu on ceiling |',
+      '| route | status | before req/s | p99 ms | max ms | now req/s | p99 ms | max ms | now vs before | ceiling req/s | ratio now (before) | wrk cpu on ceiling |',
     );
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) {
+      const change = (r.after.rps / r.before.rps - 1) * 100;
       console.log(
-        `| ${r.route} | ${r.status} | ${cells(r.before)} | ${cells(r.after)} | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% (${((r.before.rps / r.ceiling.rps) * 100).toFixed(0)}%) | ${r.ceiling.wrkCpu.toFixed(0)}% |`,
+        `| ${r.route} | ${r.status} | ${cells(r.before)} | ${cells(r.after)} | ${change >= 0 ? '+' : ''}${change.toFixed(0)}% | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% (${((r.before.rps / r.ceiling.rps) * 100).toFixed(0)}%) | ${r.ceiling.wrkCpu.toFixed(0)}% |`,
       );
     }
   } else {
@@ -392,6 +441,15 @@ async function main() {
       }
     }
   }
+  if (rateLimits) printRateLimits(rateLimits);
+  if (auditWriter) {
+    console.log('\nAudit writer, group commit, 64 callers each waiting for its record:');
+    console.log('| shape | records/s | disclosure rows/s | mean records per commit |');
+    console.log('|---|---:|---:|---:|');
+    for (const w of auditWriter) {
+      console.log(`| ${w.shape} | ${w.records_per_s} | ${w.disclosure_rows_per_s} | ${w.mean_group} |`);
+    }
+  }
   console.log(`\nwritten: ${file}`);
   if (values.profile) {
     for (const name of readdirSync(profileDir)) {
@@ -400,6 +458,11 @@ async function main() {
       console.log(summarizeProfile(readFileSync(join(profileDir, name), 'utf8')));
     }
   }
+}
+
+/** The organization of a data set built earlier in this run. */
+function organizationIdOf(label: string): string {
+  return (JSON.parse(readFileSync(location(label).marker, 'utf8')) as Dataset).organizationId;
 }
 
 /** An encounter with a note and an ambient transcript whose transcript and audio both answer 200. */

@@ -20,6 +20,7 @@ end
 
 export interface WrkResult {
   rps: number;
+  requests: number;
   p50: number;
   p99: number;
   /** The slowest single answer of the run, ms. */
@@ -67,6 +68,7 @@ export function createWrk(resultsDir: string, connections: number) {
         const duration = s.duration_us / 1e6;
         resolve({
           rps: s.requests / duration,
+          requests: s.requests,
           p50: s.p50_us / 1000,
           p99: s.p99_us / 1000,
           max: s.max_us / 1000,
