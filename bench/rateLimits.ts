@@ -2,7 +2,7 @@
  * The rate limiter's part of `npm run bench` (decisions.md, Rate limits):
  *
  * 1. Cost: the encounter detail route on three servers over the same data, measured in turns
- *    (off, in-process buckets, Redis buckets, then again) so the VM's drift hits all three alike,
+ *    (off, in-process buckets, Redis buckets, then in reverse) so the VM's drift hits all three alike,
  *    driven by the benchmark's wrk.
  *    "On" uses a rate no request reaches: every request pays for its bucket and none is refused.
  *    Targets: ≤ 5 % of throughput without Redis, ≤ 15 % with it.
@@ -106,7 +106,8 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
   const cost: Record<string, number[]> = {};
   try {
     for (let turn = 0; turn < 2; turn++) {
-      for (const server of servers) {
+      // The second turn runs in reverse order, so no server always follows the same one.
+      for (const server of turn === 0 ? servers : [...servers].reverse()) {
         const m = await wrk.measure(`${server.base}${path}`, token, duration);
         if (m.non2xx > 0) throw new Error(`${server.name}: ${m.non2xx} answers were not 200`);
         cost[server.name] = [...(cost[server.name] ?? []), m.rps];
