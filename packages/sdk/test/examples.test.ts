@@ -144,7 +144,7 @@ describe('examples/receiver.ts', () => {
       logs += chunk;
     });
     url = await new Promise<string>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`receiver did not start: ${logs}`)), 15_000);
+      const timer = setTimeout(() => fail(new Error(`receiver did not start: ${logs}`)), 120_000);
       const check = () => {
         const match = /"url":"([^"]+)"/.exec(logs);
         if (match) {

@@ -14,6 +14,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
+const STARTUP_BOUND_MS = 180_000;
+
 export interface ServeProcess {
   url: string;
   child: ChildProcess;
@@ -40,14 +42,17 @@ export async function startServeProcess(
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
+  // Ready is a condition, not a time: on a loaded machine start-up (tsx compiling the sources in
+  // the main thread and the audit writer thread) has taken over 15 s. The bound only ends a hung run.
+  const giveUpAt = Date.now() + STARTUP_BOUND_MS;
+  for (;;) {
     if (child.exitCode !== null) throw new Error(`eds serve exited ${child.exitCode}: ${stderr}`);
     try {
       if ((await fetch(`${url}/healthz`)).ok) break;
     } catch {
       // not yet listening
     }
-    if (i > 300) throw new Error(`eds serve did not start: ${stderr}`);
+    if (Date.now() > giveUpAt) throw new Error(`eds serve did not start: ${stderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
