@@ -52,7 +52,11 @@ export async function startServeProcess(
     } catch {
       // not yet listening
     }
-    if (Date.now() > giveUpAt) throw new Error(`eds serve did not start: ${stderr}`);
+    if (Date.now() > giveUpAt) {
+      // A child left running would keep the test file's process, and so the whole run, alive.
+      child.kill('SIGKILL');
+      throw new Error(`eds serve did not start: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
