@@ -13,6 +13,8 @@
  *   data set is built by its `eds demo` and this code's copy of it by `eds migrate`, which is timed)
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
+ * --rounds N (measure each route N times, alternating which server goes first, and report each
+ *   side's median: the way to compare two versions on this VM, whose speed drifts)
  * --profile (run the service under `--cpu-prof`: the profile is written to bench/results and
  *   summarized by self time; profiling slows the service).
  *
@@ -45,11 +47,13 @@ const { values } = parseArgs({
     before: { type: 'string' },
     stalls: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const N = Number(values.encounters);
 const CONNECTIONS = Number(values.connections);
 const DURATION = Number(values.duration);
+const ROUNDS = Math.max(1, Number(values.rounds));
 const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
 const BEFORE = values.before ? beforeRoot(values.before, RESULTS) : undefined;
@@ -222,6 +226,11 @@ async function startSide(label: string, root: string, dataset: () => Promise<Dat
   return { label, root, base: `http://127.0.0.1:${port}`, token, server, stallFile };
 }
 
+/** The measurement with the median req/s (the upper one of an even count). */
+function medianByRps(results: WrkResult[]): WrkResult {
+  return [...results].sort((x, y) => x.rps - y.rps)[Math.floor(results.length / 2)]!;
+}
+
 /** Every server this run started, stopped however the run ends. */
 const started: Child[] = [];
 
@@ -327,9 +336,29 @@ async function main() {
   const rows: any[] = [];
   for (const [name, path, auth] of selected) {
     const key = `/${encodeURIComponent(name)}`;
-    const b = before ? await measureOn(before, wrk, path, auth) : undefined;
-    const a = await measureOn(after, wrk, path, auth);
-    const c = await wrk.measure(`http://127.0.0.1:${ceilingPort}${key}`, undefined, DURATION);
+    // Rounds alternate which server goes first, so neither gains from the other's warm-up, and
+    // the median of each side is reported (the VM's speed drifts between runs).
+    const turns: { b?: WrkResult; a: WrkResult; c: WrkResult }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      let b: WrkResult | undefined;
+      let a: WrkResult;
+      if (before && round % 2 === 1) {
+        a = await measureOn(after, wrk, path, auth);
+        b = await measureOn(before, wrk, path, auth);
+      } else {
+        b = before ? await measureOn(before, wrk, path, auth) : undefined;
+        a = await measureOn(after, wrk, path, auth);
+      }
+      const c = await wrk.measure(`http://127.0.0.1:${ceilingPort}${key}`, undefined, DURATION);
+      turns.push({ b, a, c });
+      if (ROUNDS > 1)
+        console.error(
+          `${name}, round ${round + 1}: ${b ? `before ${b.rps.toFixed(0)} | ` : ''}now ${a.rps.toFixed(0)} | ceiling ${c.rps.toFixed(0)} req/s`,
+        );
+    }
+    const b = before ? medianByRps(turns.map((t) => t.b!)) : undefined;
+    const a = medianByRps(turns.map((t) => t.a));
+    const c = medianByRps(turns.map((t) => t.c));
     const row = {
       route: name,
       status: recorded[key]!.status,
@@ -338,6 +367,7 @@ async function main() {
       after: a,
       ceiling: c,
       ratio: a.rps / c.rps,
+      ...(ROUNDS > 1 ? { rounds: turns } : {}),
       peak_rss_mb: Math.round(after.server.peakRss() / 2 ** 20),
       ...(before ? { before_peak_rss_mb: Math.round(before.server.peakRss() / 2 ** 20) } : {}),
     };
@@ -385,6 +415,7 @@ async function main() {
     encounters: N,
     connections: CONNECTIONS,
     duration_s: DURATION,
+    rounds: ROUNDS,
     load_generator: 'wrk, 1 thread',
     machine: {
       cpus: cpus().length,

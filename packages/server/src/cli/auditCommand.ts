@@ -70,11 +70,11 @@ async function printAudit(db: Db, opts: AuditOptions): Promise<void> {
 async function printDisclosures(db: Db, opts: AuditOptions & { patient?: string }): Promise<void> {
   const rows = readDisclosures(db, {
     patientId: opts.patient!,
+    organizationId: opts.org,
     sinceMs: opts.since,
     untilMs: opts.until,
   });
   for await (const row of rows) {
-    if (opts.org !== undefined && row.organization_id !== opts.org) continue;
     await writeLine(
       JSON.stringify({
         at: toIso(row.at),

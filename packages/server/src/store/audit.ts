@@ -172,13 +172,14 @@ export async function* readAudit(db: Db, query: AuditQuery, pageSize = 1000) {
 
 export interface DisclosureQuery {
   patientId: string;
+  organizationId?: string | undefined;
   sinceMs?: number | undefined;
   untilMs?: number | undefined;
 }
 
 /**
  * Every audited answer that carried one patient's data, newest first, a page at a time, from the
- * (patient_id, at) index.
+ * (patient_id, at) index; an organization filter is applied in the same query.
  */
 export async function* readDisclosures(db: Db, query: DisclosureQuery, pageSize = 1000) {
   let before: { at: number; requestId: string } | undefined;
@@ -187,6 +188,7 @@ export async function* readDisclosures(db: Db, query: DisclosureQuery, pageSize 
       .selectFrom('audit_disclosures')
       .select(['at', 'request_id', 'organization_id', 'key_id', 'route'])
       .where('patient_id', '=', query.patientId);
+    if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
     if (query.sinceMs !== undefined) q = q.where('at', '>=', query.sinceMs);
     if (query.untilMs !== undefined) q = q.where('at', '<', query.untilMs);
     if (before !== undefined) {

@@ -196,6 +196,10 @@ forEachStore('audit before the answer, real processes', (kind) => {
     assert.equal(bIds.includes(expected[2]!), false);
     const later = await runEds(['audit', '--patient', patientA, '--since', '2100-01-01T00:00:00Z'], env);
     assert.equal(later.stdout, '');
+    const ownOrg = await runEds(['audit', '--patient', patientA, '--org', org], env);
+    assert.equal(ownOrg.stdout, result.stdout, 'every disclosure of patient A was to its own organization');
+    const otherOrg = await runEds(['audit', '--patient', patientA, '--org', 'org_not_this_one'], env);
+    assert.equal(otherOrg.stdout, '');
   });
 
   test('happy: `eds audit prune --before` deletes older records and disclosures in bounded batches, newer ones stay', async () => {
