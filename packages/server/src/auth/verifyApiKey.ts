@@ -92,6 +92,11 @@ async function lookup(deps: VerifyDeps, token: string): Promise<KeyRecord | null
   deps.metrics?.keyCache.inc({ outcome: 'miss' });
   const found = await storeRead(deps, digest);
   if (!found) {
+    // A concurrent verification may have found the key and moved it to this digest while this
+    // read ran on an older snapshot: its answer is newer than this miss, so it wins (else this
+    // miss would cache the moved key as unknown, and the previous digest is gone).
+    const meanwhile = deps.cache.get(digest, now);
+    if (meanwhile) return meanwhile;
     deps.cache.set(digest, null, now);
     return lookupPrevious(deps, token, { secret, digest }, now);
   }
