@@ -31,6 +31,10 @@ const sqlite = new SQLite(path);
 sqlite.pragma(`busy_timeout = ${Math.floor(busyTimeoutMs)}`);
 sqlite.pragma('journal_mode = WAL');
 sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+// Each multi-row insert inside a group's transaction keeps a statement journal (to undo just that
+// statement); in a temporary file that was a write system call per touched page, over a third of
+// the thread's time in a profile of list pages. In memory it is bounded by one statement's pages.
+sqlite.pragma('temp_store = MEMORY');
 parentPort!.postMessage({ id: 0 } satisfies WriteResult);
 
 let write: ((records: readonly AuditRecord[]) => void) | undefined;

@@ -11,44 +11,8 @@ import { AuditQueue } from '../../src/audit/auditQueue.js';
 import { KyselyAuditWriter } from '../../src/audit/auditWriter.js';
 import type { Store } from '../../src/store/database.js';
 import type { AuditInsert } from '../../src/store/schema.js';
+import { allowAll, record, refuseRequestId } from '../support/auditRecords.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
-
-function record(i: number): AuditInsert {
-  return {
-    at: 1_800_000_000_000 + i,
-    request_id: `req_${String(i).padStart(22, '0')}`,
-    organization_id: 'org_x',
-    key_id: 'key_x',
-    method: 'GET',
-    route: 'getEncounter',
-    encounter_id: null,
-    document_id: null,
-    status: 200,
-    reason_code: null,
-    duration_ms: 1.25,
-  };
-}
-
-/** A real trigger in the store that aborts the insert of one request's record. */
-async function refuseRequestId(store: Store, requestId: string): Promise<void> {
-  if (store.dialect === 'sqlite') {
-    await sql`CREATE TRIGGER refuse_one BEFORE INSERT ON audit_log WHEN NEW.request_id = ${sql.lit(requestId)}
-      BEGIN SELECT RAISE(ABORT, 'refused'); END`.execute(store.db);
-    return;
-  }
-  await sql`CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.request_id = ${sql.lit(requestId)} THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`.execute(
-    store.db,
-  );
-  await sql`CREATE TRIGGER refuse_one BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_one()`.execute(
-    store.db,
-  );
-}
-
-async function allowAll(store: Store): Promise<void> {
-  if (store.dialect === 'sqlite') await sql`DROP TRIGGER refuse_one`.execute(store.db);
-  else await sql`DROP TRIGGER refuse_one ON audit_log`.execute(store.db);
-}
 
 forEachStore('audit queue', (kind) => {
   let store: Store & { database: TestDatabase };
