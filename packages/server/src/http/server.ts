@@ -21,15 +21,25 @@ export interface RunningServer {
 export async function startServer(services: Services): Promise<RunningServer> {
   const { config } = services;
   const context = createApiContext(services);
-  await context.ready();
-  const app = await buildApp(context);
-  await app.listen({ host: config.host, port: config.port });
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let media: Awaited<ReturnType<typeof startMediaHost>> | undefined;
+  let admin: AdminServer | undefined;
+  try {
+    await context.ready();
+    app = await buildApp(context);
+    await app.listen({ host: config.host, port: config.port });
+    if (services.media.driver === 'local') media = await startMediaHost(services);
+    if (config.adminPort !== undefined)
+      admin = await startAdminServer(services.metrics, config.host, config.adminPort);
+  } catch (error) {
+    // A port already taken must end `eds serve` with its message, not leave the process held
+    // open by what was started before it (the audit writer thread, the checkpointer, a listener).
+    await Promise.allSettled([app?.close(), media?.close(), admin?.close()]);
+    await context.close();
+    throw error;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const media = services.media.driver === 'local' ? await startMediaHost(services) : undefined;
-  let admin: AdminServer | undefined;
-  if (config.adminPort !== undefined)
-    admin = await startAdminServer(services.metrics, config.host, config.adminPort);
   let closing: Promise<void> | undefined;
   return {
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,

@@ -4,10 +4,11 @@
  * records it must not lose, is in durableAudit.test.ts.)
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 import { readAudit } from '../../src/store/audit.js';
 import { openStore } from '../../src/store/database.js';
-import { cliEnv, edsJson } from '../support/cli.js';
+import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { startServeProcess } from '../support/processes.js';
 import { createTestDatabase, forEachStore, type TestDatabase } from '../support/stores.js';
 
@@ -122,6 +123,23 @@ test('happy: SIGTERM finishes in-flight requests, flushes the audit queue and ex
   const audited = await auditCount(database);
   const missing = completed.filter((c) => !audited.has(c.id));
   assert.deepEqual(missing, [], 'every completed request is in the audit log after a graceful stop');
+});
+
+test('error: a port already taken ends `eds serve` with a non-zero exit naming the variables, not a process that stays', {
+  timeout: 120_000,
+}, async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as { port: number };
+  try {
+    // Before the fix the audit writer thread and the checkpointer held the process open: this
+    // waited for the test's timeout instead of an exit.
+    const result = await runEds(['serve'], { ...env, EDS_PORT: String(port) });
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /cannot listen: .*EADDRINUSE.*\(see EDS_HOST, EDS_PORT, EDS_MEDIA_PORT\)/);
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
 });
 
 test('happy: the admin port serves Prometheus metrics by route, status and reason code', async () => {

@@ -24,10 +24,30 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Times a start is tried again when another process took its free port first. */
+const PORT_RACES = 5;
+
+/**
+ * A free port is only free until someone binds it: between `freePort()` and the child's listen,
+ * another test's process (or an outgoing connection's ephemeral port) can take it. The child
+ * then exits with "cannot listen ... EADDRINUSE", and the start is tried on fresh ports.
+ */
 export async function startServeProcess(
   env: Record<string, string>,
   args: string[] = [],
 ): Promise<ServeProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServeProcessOnce(env, args);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === PORT_RACES) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startServeProcessOnce(env: Record<string, string>, args: string[]): Promise<ServeProcess> {
   const port = await freePort();
   const mediaPort = await freePort();
   const child = spawn(process.execPath, [EDS_BIN, 'serve', ...args], {
@@ -46,7 +66,11 @@ export async function startServeProcess(
   // the main thread and the audit writer thread) has taken over 15 s. The bound only ends a hung run.
   const giveUpAt = Date.now() + STARTUP_BOUND_MS;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`eds serve exited ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) {
+      await exited;
+      const message = `eds serve exited ${child.exitCode}: ${stderr}`;
+      throw /cannot listen: .*EADDRINUSE/.test(stderr) ? new PortTakenError(message) : new Error(message);
+    }
     try {
       if ((await fetch(`${url}/healthz`)).ok) break;
     } catch {
