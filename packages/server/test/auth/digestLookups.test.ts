@@ -94,20 +94,22 @@ forEachStore('digest lookups during a rotation', (kind) => {
   }, async () => {
     const org = await fixtures.organization();
     const previous = await fixtures.key(org); // digested with TEST_DIGEST_SECRET
-    let hold = true;
+    let held: string | undefined;
     let release: () => void = () => {};
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    // The first statement's result (the slow request's miss on the current digest) is held
-    // until the other request has found the key and moved it.
+    // The result of the first statement issued (the slow request's miss on the current digest)
+    // is held until the other request has found the key and moved it. Chosen when issued, not
+    // when answered: the pool may answer the other request's statement first, and holding that
+    // one instead left both waiting for each other (a full run hung here once).
     const gate: KyselyPlugin = {
-      transformQuery: (args) => args.node,
+      transformQuery: (args) => {
+        held ??= args.queryId.queryId;
+        return args.node;
+      },
       transformResult: async (args) => {
-        if (hold) {
-          hold = false;
-          await released;
-        }
+        if (args.queryId.queryId === held) await released;
         return args.result;
       },
     };
