@@ -23,9 +23,20 @@ if (files.length === 0) {
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
 const reporter = process.env.TEST_REPORTER ?? (process.stdout.isTTY ? 'spec' : 'spec');
+// A test that hangs fails with its name after this long (a whole run takes minutes), instead of
+// holding CI until its own limit with nothing said. Tests wait for conditions, never for this.
+const timeout = process.env.TEST_TIMEOUT_MS ?? '600000';
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${reporter}`, ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeout}`,
+    `--test-reporter=${reporter}`,
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
