@@ -108,9 +108,9 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
   ];
   const token = newKey(options);
   const cost: Record<string, number[]> = {};
-  // One server at a time, each started for its turn and warmed up: three at once on one SQLite
-  // file (each with its audit writer and checkpointer) charged the one measured between the
-  // others for their background work (18 % against 4-5 % measured one at a time).
+  // One server at a time, each started for its turn and warmed up, so no idle server's audit
+  // writer or checkpointer works beside the one measured (with three at once on one SQLite file
+  // the in-process server, always measured in the middle, showed 18 %; alone it still shows 20 %).
   for (let turn = 0; turn < COST_TURNS; turn++) {
     // Every other turn runs in reverse order, so no server always follows the same one.
     for (const [name, serverEnv] of turn % 2 === 0 ? configs : [...configs].reverse()) {
