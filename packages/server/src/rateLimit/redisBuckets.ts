@@ -51,6 +51,9 @@ export class RedisBuckets {
       // Keep trying to reconnect, at most every 2 s, for the life of the process.
       retryStrategy: (times) => Math.min(times * 100, 2000),
       keyPrefix: 'eds:rl:',
+      // Under load many requests take a token in the same tick: one socket write for all of
+      // them instead of one write (a system call) each, which profiled at a fifth of the CPU.
+      enableAutoPipelining: true,
     });
     this.client.on('ready', () => options.onReady?.());
     // Without a listener an 'error' event would crash the process.

@@ -117,12 +117,13 @@ test('Redis slower than the command timeout: limited alone meanwhile, shared aga
   try {
     await until(() => redisUp(server));
     const { token } = await server.fixtures.key(world.orgA);
-    // Redis is blocked for 2 s, far past the 100 ms timeout: the answer comes from the local bucket.
-    const stalled = redis.stall(2);
+    // Redis holds commands for 2 s, far past the 100 ms timeout: the answer comes from the
+    // local bucket.
+    const { resumed } = await redis.pause(2000);
     assert.deepEqual(await statuses(server, token, 1), [200]);
     assert.equal(await redisUp(server), false);
     assert.ok((await localDecisions(server)) >= 1);
-    await stalled;
+    assert.equal(await resumed, true);
     // Past the pause after a failure, the next request asks Redis again and finds it answering.
     ownClock.advance(5000);
     assert.deepEqual(await statuses(server, token, 1), [200]);

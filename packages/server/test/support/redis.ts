@@ -12,8 +12,12 @@ export interface TestRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: nothing was saved). */
   start(): Promise<void>;
-  /** Blocks the server for `seconds` (DEBUG SLEEP); resolves when it answers again. */
-  stall(seconds: number): Promise<void>;
+  /**
+   * Holds every client's commands for `ms` (CLIENT PAUSE) without dropping connections.
+   * Resolves once the pause is in force, so a command sent afterwards is certainly held;
+   * `resumed` settles when the server answers again.
+   */
+  pause(ms: number): Promise<{ resumed: Promise<boolean> }>;
 }
 
 function ping(port: number): Promise<boolean> {
@@ -33,11 +37,7 @@ export async function startTestRedis(): Promise<TestRedis> {
   const start = async () => {
     child = spawn(
       'redis-server',
-      [
-        ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        // DEBUG SLEEP lets a test make Redis slow without dropping its connections.
-        ...['--enable-debug-command', 'local'],
-      ],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },
     );
     // A condition, not a time; the bound only ends a hung run on a loaded machine.
@@ -55,16 +55,19 @@ export async function startTestRedis(): Promise<TestRedis> {
     running.kill('SIGKILL');
     await exited;
   };
-  const stall = (seconds: number) =>
-    new Promise<void>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(`DEBUG SLEEP ${seconds}\r\n`));
+  // Redis answers OK only after the pause took effect: no race with the command under test,
+  // unlike DEBUG SLEEP, whose start cannot be observed from outside.
+  const pause = (ms: number) =>
+    new Promise<{ resumed: Promise<boolean> }>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`CLIENT PAUSE ${ms} ALL\r\n`));
       socket.once('data', (data) => {
         socket.destroy();
-        if (data.toString().startsWith('+OK')) resolve();
-        else reject(new Error(`DEBUG SLEEP: ${data.toString().trim()}`));
+        // A fresh connection's PING is held until the pause ends.
+        if (data.toString().startsWith('+OK')) resolve({ resumed: ping(port) });
+        else reject(new Error(`CLIENT PAUSE: ${data.toString().trim()}`));
       });
       socket.once('error', reject);
     });
   await start();
-  return { url: `redis://127.0.0.1:${port}`, start, stop, stall };
+  return { url: `redis://127.0.0.1:${port}`, start, stop, pause };
 }
