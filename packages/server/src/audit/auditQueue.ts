@@ -1,14 +1,17 @@
 /**
- * Records that disclose nothing and name no key are queued in memory and written in batches
- * after their answers (every keyed request is committed before its answer instead, see
- * groupCommit.ts). A failed batch is kept and retried, never dropped silently; the queue is
- * flushed on shutdown. The flush window (how much a crash can lose) is `flushIntervalMs`.
+ * Records that disclose nothing and need not hold their answers (refusals that name no key, and
+ * keys' 429s) are queued in memory and written in batches after their answers (every other keyed
+ * request is committed before its answer instead, see groupCommit.ts). A failed batch is kept and
+ * retried, never dropped silently; the queue is flushed on shutdown. The flush window (how much a
+ * crash can lose) is `flushIntervalMs`.
  *
  * A request refused before any key was identified (malformed or unknown token, keys disabled on
  * the deployment, digest key unavailable) names no organization and no key, and an attacker can
  * send them as fast as the network allows. Within a flush window those are folded into one row
  * per method, route, status and reason with a `request_count`, so junk costs neither a store
- * write per request nor unbounded audit growth; the counts are exact.
+ * write per request nor unbounded audit growth; the counts are exact. A key refused 429
+ * (rate_limited) is folded the same way, one row per key: a flood past the limit discloses
+ * nothing and is as cheap to record as it is to refuse.
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -29,7 +32,7 @@ export interface AuditQueueOptions {
 
 export class AuditQueue {
   private pending: AuditInsert[] = [];
-  private unidentified = new Map<string, AuditInsert & { request_count: number }>();
+  private folded = new Map<string, AuditInsert & { request_count: number }>();
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private failures = 0;
@@ -40,7 +43,10 @@ export class AuditQueue {
   }
 
   push(record: AuditInsert): void {
-    if (record.key_id === null && record.organization_id === null) {
+    if (
+      (record.key_id === null && record.organization_id === null) ||
+      record.reason_code === 'rate_limited'
+    ) {
       this.fold(record);
       this.options.metrics?.auditQueueDepth.set(this.depth);
       return;
@@ -60,10 +66,10 @@ export class AuditQueue {
    * for many would otherwise tie them all to one ID.
    */
   private fold(record: AuditInsert): void {
-    const key = `${record.method} ${record.route} ${record.status} ${record.reason_code}`;
-    const row = this.unidentified.get(key);
+    const key = `${record.organization_id} ${record.key_id} ${record.method} ${record.route} ${record.status} ${record.reason_code}`;
+    const row = this.folded.get(key);
     if (row === undefined) {
-      this.unidentified.set(key, { ...record, request_count: 1 });
+      this.folded.set(key, { ...record, request_count: 1 });
       return;
     }
     row.request_count++;
@@ -73,14 +79,14 @@ export class AuditQueue {
   }
 
   get depth(): number {
-    return this.pending.length + this.unidentified.size;
+    return this.pending.length + this.folded.size;
   }
 
   /** Writes everything queued so far; resolves when it is stored (or has failed and is kept). */
   async flush(): Promise<void> {
-    if (this.unidentified.size > 0) {
-      for (const row of this.unidentified.values()) this.pending.push(row);
-      this.unidentified.clear();
+    if (this.folded.size > 0) {
+      for (const row of this.folded.values()) this.pending.push(row);
+      this.folded.clear();
     }
     if (this.flushing) {
       await this.flushing;

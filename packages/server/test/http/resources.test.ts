@@ -196,11 +196,20 @@ forEachStore('resources', (kind) => {
       'enc_%E2%80%8B',
       "1'%20OR%201=1--",
       '..%2F..%2Fetc',
+      // Array-literal syntax (PostgreSQL's audit insert sends each column as one array).
+      'NULL',
+      '%7B%22a%5C%22%2C%7D',
       world.encounter.toUpperCase(),
       `${world.encounter}%20`,
     ];
     for (const id of odd) {
       assert.equal(await code(`/external/v1/encounters/${id}`), '404 encounter_not_found', id.slice(0, 40));
     }
+    const audited = await server.services.store.db
+      .selectFrom('audit_log')
+      .select('encounter_id')
+      .where('encounter_id', 'in', ['NULL', '{"a\\",}'])
+      .execute();
+    assert.deepEqual(audited.map((r) => r.encounter_id).sort(), ['NULL', '{"a\\",}'], 'audited as sent');
   });
 });

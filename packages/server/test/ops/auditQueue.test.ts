@@ -22,6 +22,15 @@ forEachStore('audit queue', (kind) => {
   // close() also drops the test database.
   after(() => store.close());
 
+  /** A queue whose flush window lasts the whole test: folding is counted per window. */
+  const oneWindowQueue = () =>
+    new AuditQueue({
+      writer: new KyselyAuditWriter(store),
+      flushIntervalMs: 60_000,
+      batchSize: 10_000,
+      logger: pino({ level: 'silent' }),
+    });
+
   test('error: a store failing mid-flush loses nothing and stores nothing twice once it is back', async () => {
     const queue = new AuditQueue({
       writer: new KyselyAuditWriter(store),
@@ -51,12 +60,7 @@ forEachStore('audit queue', (kind) => {
 
   test('happy: refusals naming no key fold into one row per route, status and reason with exact counts', async () => {
     await sql`DELETE FROM audit_log`.execute(store.db);
-    const queue = new AuditQueue({
-      writer: new KyselyAuditWriter(store),
-      flushIntervalMs: 60_000,
-      batchSize: 10_000,
-      logger: pino({ level: 'silent' }),
-    });
+    const queue = oneWindowQueue();
     const junk = (i: number, reason: string, route = 'listEncounters'): AuditInsert => ({
       ...record(i),
       organization_id: null,
@@ -111,5 +115,34 @@ forEachStore('audit queue', (kind) => {
     const identified = rows.filter((r) => r.key_id !== null);
     assert.equal(identified.length, 10, 'a request with a key is one row each');
     assert.ok(identified.every((r) => r.request_count === 1));
+  });
+
+  test("happy: a key's 429s fold into one row per key and window; its other records stay one row each", async () => {
+    await sql`DELETE FROM audit_log`.execute(store.db);
+    const queue = oneWindowQueue();
+    const refused = (i: number, keyId: string): AuditInsert => ({
+      ...record(i),
+      key_id: keyId,
+      status: 429,
+      reason_code: 'rate_limited',
+    });
+    for (let i = 0; i < 300; i++) queue.push(refused(i, i % 3 ? 'key_flood' : 'key_other'));
+    queue.push({ ...record(300), key_id: 'key_flood', status: 403, reason_code: 'missing_scope' });
+    queue.push({ ...record(301), key_id: 'key_flood', status: 403, reason_code: 'missing_scope' });
+    await queue.close();
+    const rows = await store.db
+      .selectFrom('audit_log')
+      .select(['request_id', 'key_id', 'reason_code', 'request_count'])
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => [r.request_id, r.key_id, r.reason_code, r.request_count]),
+      [
+        [record(300).request_id, 'key_flood', 'missing_scope', 1],
+        [record(301).request_id, 'key_flood', 'missing_scope', 1],
+        [record(0).request_id, 'key_other', 'rate_limited', 100],
+        [record(1).request_id, 'key_flood', 'rate_limited', 200],
+      ],
+    );
   });
 });

@@ -2,14 +2,15 @@
  * No answer to a keyed request leaves before its audit record is durable (decisions.md, Audit).
  * The record is built in onSend, once the status and payload are final and before a byte is
  * written, and the hook waits for the group commit that carries it. Whether a request waits is
- * decided by its key, not its status: a 200, a 304 and a refusal of a known key alike. If the
- * audit store cannot take the record, the payload is replaced by 503 audit_unavailable, so no
- * data leaves unaudited.
+ * decided by its key, not its status: a 200, a 304 and a refusal of a known key alike — except
+ * its 429s, which disclose nothing and are folded after the answer like unidentified refusals
+ * (a flooding key must not slow other keys' commits). If the audit store cannot take the record,
+ * the payload is replaced by 503 audit_unavailable, so no data leaves unaudited.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiContext } from '../apiContext.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
-import { auditRecordOf } from './auditRecord.js';
+import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
 
 /** Headers that describe the data; none may survive its replacement by a problem. */
 const DATA_HEADERS = ['etag', 'last-modified', 'link', 'content-length', 'content-range'];
@@ -17,7 +18,7 @@ const DATA_HEADERS = ['etag', 'last-modified', 'link', 'content-length', 'conten
 export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiContext): void {
   const { clock } = context.services;
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (!request.auditSubject || request.auditSubject.keyId === null) return payload;
+    if (!request.auditSubject || auditedAfterAnswer(request)) return payload;
     const record = auditRecordOf(request, reply, clock());
     try {
       await context.durableAudit.commit(record);

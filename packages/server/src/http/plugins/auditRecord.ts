@@ -5,6 +5,16 @@ import type { AuditRecord } from '../../store/audit.js';
 const MAX_ID_LENGTH = 128;
 
 /**
+ * Whether the request's record waits for nothing and goes to the folded queue after the answer
+ * (auditQueue.ts): refusals that identified no key, and 429s of an identified key. Neither
+ * discloses data, and both come as fast as a client sends them: a key flooding past its limit
+ * must not make every other key's answers wait behind a group commit of its refusals.
+ */
+export function auditedAfterAnswer(request: FastifyRequest): boolean {
+  return request.auditSubject?.keyId === null || request.reasonCode === 'rate_limited';
+}
+
+/**
  * The ID as the client sent it, bounded, with NUL replaced: PostgreSQL text cannot hold it, and
  * one client's odd ID must not fail the group commit that other requests' answers wait for.
  */

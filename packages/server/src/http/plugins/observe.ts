@@ -1,13 +1,13 @@
 /**
  * After each response: one log line (path without query, never headers), metrics, and for
- * requests refused before a key was identified the folded audit record (keyed requests were
- * committed before their answer, see auditBeforeAnswer.ts). Nothing here holds a token, a signed
- * link or PHI: IDs only.
+ * requests refused before a key was identified, or refused 429 with one, the folded audit record
+ * (other keyed requests were committed before their answer, see auditBeforeAnswer.ts). Nothing
+ * here holds a token, a signed link or PHI: IDs only.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pathOnly } from '../../logger.js';
 import type { ApiContext } from '../apiContext.js';
-import { auditRecordOf } from './auditRecord.js';
+import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
 
 export function registerObservation(app: FastifyInstance, context: ApiContext): void {
   const { metrics, clock } = context.services;
@@ -31,7 +31,7 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
       },
       'request',
     );
-    if (request.auditSubject && request.auditSubject.keyId === null) {
+    if (request.auditSubject && auditedAfterAnswer(request)) {
       const { patient_ids: _, ...record } = auditRecordOf(request, reply, clock());
       context.audit.push(record);
     }
