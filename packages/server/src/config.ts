@@ -108,6 +108,11 @@ export interface RateLimitConfig {
   readonly redisUrl: string | undefined;
   /** A Redis answer slower than this is a failure: the request is limited by this process alone. */
   readonly redisCommandTimeoutMs: number;
+  /**
+   * Longest a 429 is held before it is sent: until the request could have succeeded, at most
+   * this (0: at once). A client retrying without waiting is paced instead of spinning.
+   */
+  readonly holdRefusalMaxMs: number;
 }
 
 export class ConfigError extends Error {
@@ -200,6 +205,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       unauthenticated: read.int('EDS_RATE_LIMIT_UNAUTHENTICATED', 50, 0, 1_000_000),
       redisUrl: parseRedisUrl(read),
       redisCommandTimeoutMs: read.int('EDS_REDIS_COMMAND_TIMEOUT_MS', 250, 1, 60_000),
+      holdRefusalMaxMs: read.int('EDS_RATE_LIMIT_HOLD_MS', 1000, 0, 60_000),
     },
     trustProxy: parseTrustProxy(read),
   };

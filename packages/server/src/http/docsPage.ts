@@ -38,7 +38,9 @@ ${rows}
 whose key was identified, errors included, carries <code>RateLimit-Policy: "key";q=&lt;burst&gt;;w=&lt;seconds&gt;</code>
 and <code>RateLimit: "key";r=&lt;requests left&gt;;t=&lt;seconds until full&gt;</code> (draft-ietf-httpapi-ratelimit-headers),
 so a client can pace itself. Over the limit the answer is <code>429</code> <code>rate_limited</code> with
-<code>Retry-After</code> in whole seconds (at least 1): wait that long, then retry. Requests without a valid key
+<code>Retry-After</code> in whole seconds (at least 1): wait that long, then retry. A 429 is sent when the
+request could have succeeded (the bucket's next token; by default at most a second after it arrived), so a client that
+retries at once is paced to its limit. Requests without a valid key
 share a budget per client address and get the same 429 when they exceed it.</p></body></html>`;
 }
 

@@ -9,27 +9,42 @@
  *   (EDS_RATE_LIMIT_UNAUTHENTICATED a second, burst 2×). An address found over budget is
  *   remembered here until it has a token again, so its next requests are refused before any
  *   token lookup — and without a Redis round trip, which keyed requests cannot afford twice.
+ * - A refusal is held until the moment its request could have succeeded, at most
+ *   EDS_RATE_LIMIT_HOLD_MS, then sent: the time to the bucket's next token, plus one emission
+ *   interval for each refusal of the same bucket already held in this process (they are ahead of
+ *   it in line for the coming tokens). A client that retries as soon as it is refused (a sync job
+ *   ignoring Retry-After, with many connections) is paced to its limit instead of keeping the
+ *   event loop busy with refusals that other keys' requests wait behind; it loses nothing, since
+ *   it could not have succeeded sooner.
  */
 import type { RateLimitConfig } from '../config.js';
 import { ApiError } from '../domain/errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Organization } from '../store/organizations.js';
 import type { Buckets } from './buckets.js';
-import type { BucketDecision, BucketPolicy } from './tokenBucket.js';
+import { type BucketDecision, type BucketPolicy, intervalMs } from './tokenBucket.js';
 
 export interface KeyLimit {
   readonly policy: BucketPolicy;
   readonly decision: BucketDecision;
 }
 
+/** Waits `ms` of real time (the buckets' clock may be a test's; a hold is real waiting). */
+export type Sleep = (ms: number) => Promise<void>;
+
+const sleepFor: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class RequestLimits {
   /** Address → instant (ms) until which it is over budget. */
   private readonly blockedAddresses = new Map<string, number>();
+  /** Bucket → refusals of it being held now. */
+  private readonly held = new Map<string, number>();
 
   constructor(
     private readonly config: RateLimitConfig,
     private readonly buckets: Buckets,
     private readonly metrics: Metrics,
+    private readonly sleep: Sleep = sleepFor,
   ) {}
 
   /** The bucket for this organization's keys, or undefined when they are not limited. */
@@ -51,40 +66,77 @@ export class RequestLimits {
   ): Promise<KeyLimit | undefined> {
     const policy = this.keyPolicy(organization);
     if (policy === undefined) return undefined;
-    const decision = await this.buckets.take(`key:${keyId}`, policy, now);
+    const bucket = `key:${keyId}`;
+    const decision = await this.buckets.take(bucket, policy, now);
     const limit = { policy, decision };
     if (!decision.allowed) {
       this.metrics.rateLimited.inc({ bucket: 'key' });
-      throw tooManyRequests('This API key is over its rate limit.', decision.retryAfterMs, headersFor(limit));
+      const left = await this.hold(bucket, decision.retryAfterMs, policy);
+      throw tooManyRequests('This API key is over its rate limit.', left, headersFor(limit));
     }
     return limit;
   }
 
-  /** Before any token lookup: throws 429 when the address is known to be over budget. */
-  refuseBlockedAddress(address: string, now: number): void {
+  /**
+   * Before any token lookup: undefined when the address is not known to be over budget (no
+   * promise, so the common case costs no extra turn), else a promise that rejects with 429.
+   */
+  refuseBlockedAddress(address: string, now: number): Promise<never> | undefined {
     const until = this.blockedAddresses.get(address);
-    if (until === undefined) return;
+    if (until === undefined) return undefined;
     if (until <= now) {
       this.blockedAddresses.delete(address);
-      return;
+      return undefined;
     }
     this.metrics.rateLimited.inc({ bucket: 'address' });
-    throw tooManyRequests('Too many requests without a valid API key from this address.', until - now);
+    return this.hold(`addr:${address}`, until - now, this.addressPolicy()).then((left) => {
+      throw tooManyRequests('Too many requests without a valid API key from this address.', left);
+    });
   }
 
   /** Counts a request that identified no key; throws 429 when the address is over budget. */
   async chargeAddress(address: string, now: number): Promise<void> {
-    const rate = this.config.unauthenticated;
-    if (rate <= 0) return;
-    const decision = await this.buckets.take(`addr:${address}`, { rate, burst: 2 * rate }, now);
+    const policy = this.addressPolicy();
+    if (policy === undefined) return;
+    const bucket = `addr:${address}`;
+    const decision = await this.buckets.take(bucket, policy, now);
     if (decision.allowed) return;
     if (this.blockedAddresses.size >= 100_000) this.blockedAddresses.clear();
     this.blockedAddresses.set(address, now + decision.retryAfterMs);
     this.metrics.rateLimited.inc({ bucket: 'address' });
-    throw tooManyRequests(
-      'Too many requests without a valid API key from this address.',
-      decision.retryAfterMs,
-    );
+    const left = await this.hold(bucket, decision.retryAfterMs, policy);
+    throw tooManyRequests('Too many requests without a valid API key from this address.', left);
+  }
+
+  /** The budget of requests that identify no key, per address; undefined when it is off. */
+  private addressPolicy(): BucketPolicy | undefined {
+    const rate = this.config.unauthenticated;
+    return rate > 0 ? { rate, burst: 2 * rate } : undefined;
+  }
+
+  /**
+   * Holds a refusal until its request could have succeeded — its bucket's next token, one
+   * emission interval later for each refusal of the bucket already held — at most the configured
+   * bound; resolves with what is left of the wait when the refusal is sent (its Retry-After).
+   */
+  private async hold(
+    bucket: string,
+    retryAfterMs: number,
+    policy: BucketPolicy | undefined,
+  ): Promise<number> {
+    const ahead = this.held.get(bucket) ?? 0;
+    const wait = retryAfterMs + (policy ? ahead * intervalMs(policy) : 0);
+    const ms = Math.min(wait, this.config.holdRefusalMaxMs);
+    if (ms <= 0) return wait;
+    this.held.set(bucket, ahead + 1);
+    try {
+      await this.sleep(ms);
+    } finally {
+      const still = (this.held.get(bucket) ?? 1) - 1;
+      if (still > 0) this.held.set(bucket, still);
+      else this.held.delete(bucket);
+    }
+    return wait - ms;
   }
 }
 

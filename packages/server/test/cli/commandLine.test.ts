@@ -36,6 +36,7 @@ test('bad rate-limit, Redis and proxy settings are refused at start-up, each by 
       EDS_RATE_LIMIT_PER_KEY: '-1',
       EDS_RATE_LIMIT_BURST: '0',
       EDS_RATE_LIMIT_UNAUTHENTICATED: 'lots',
+      EDS_RATE_LIMIT_HOLD_MS: '-5',
       EDS_REDIS_URL: 'nonsense',
       EDS_TRUST_PROXY: '10.0.0.0/8,proxy.internal',
     }),
@@ -45,6 +46,7 @@ test('bad rate-limit, Redis and proxy settings are refused at start-up, each by 
     'EDS_RATE_LIMIT_PER_KEY',
     'EDS_RATE_LIMIT_BURST',
     'EDS_RATE_LIMIT_UNAUTHENTICATED',
+    'EDS_RATE_LIMIT_HOLD_MS',
     'EDS_REDIS_URL',
     'EDS_TRUST_PROXY',
   ]) {

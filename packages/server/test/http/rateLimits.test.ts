@@ -16,6 +16,8 @@ const LIMITS = {
   EDS_RATE_LIMIT_PER_KEY: '2',
   EDS_RATE_LIMIT_BURST: '3',
   EDS_RATE_LIMIT_UNAUTHENTICATED: '1',
+  // One flush window for the whole suite: folded audit rows are counted per window.
+  EDS_AUDIT_FLUSH_MS: '600000',
 };
 
 forEachStore('rate limits', (kind) => {
@@ -64,6 +66,40 @@ forEachStore('rate limits', (kind) => {
     for (let i = 0; i < 4; i++) await server.api.get(list, { token: flooding.token });
     assert.equal((await server.api.get(list, { token: flooding.token })).status, 429);
     assert.equal((await server.api.get(list, { token: quiet.token })).status, 200);
+  });
+
+  test("security: a key's refusals are audited as one row per key and window, with the exact count", async () => {
+    const flooding = await server.fixtures.key(world.orgA);
+    const other = await server.fixtures.key(world.orgA);
+    const answers = [];
+    for (let i = 0; i < 3 + 40; i++) answers.push(await server.api.get(list, { token: flooding.token }));
+    for (let i = 0; i < 3 + 3; i++) answers.push(await server.api.get(list, { token: other.token }));
+    assert.deepEqual(
+      answers.map((r) => r.status).join(','),
+      [...Array(3).fill(200), ...Array(40).fill(429), ...Array(3).fill(200), ...Array(3).fill(429)].join(','),
+    );
+    await server.flushAudit();
+    const rows = await server.services.store.db
+      .selectFrom('audit_log')
+      .select(['key_id', 'organization_id', 'status', 'reason_code', 'request_count', 'request_id'])
+      .where('key_id', 'in', [flooding.id, other.id])
+      .execute();
+    const refusals = (keyId: string) =>
+      rows.filter((r) => r.key_id === keyId && r.reason_code === 'rate_limited');
+    assert.deepEqual(
+      refusals(flooding.id).map((r) => [r.organization_id, r.status, r.request_count]),
+      [[world.orgA, 429, 40]],
+      'forty refusals of one key: one row, not forty group commits',
+    );
+    assert.equal(refusals(flooding.id)[0]!.request_id, answers[3]!.headers.get('x-request-id'));
+    assert.deepEqual(
+      refusals(other.id).map((r) => r.request_count),
+      [3],
+      'each key has its own row',
+    );
+    const served = rows.filter((r) => r.status === 200);
+    assert.equal(served.length, 6, 'answers that carried data keep one row each');
+    assert.ok(served.every((r) => r.request_count === 1));
   });
 
   test('429 comes after the key is identified and before scopes, route enablement and the query', async () => {
@@ -115,6 +151,32 @@ forEachStore('rate limits', (kind) => {
       assert.equal(answer.headers.get('ratelimit'), null, 'no limit, no fields');
     }
   });
+});
+
+test('a refusal is held until the request could have succeeded, at most EDS_RATE_LIMIT_HOLD_MS', async () => {
+  const clock = testClock();
+  const server = await startTestServer('sqlite', {
+    env: { ...LIMITS, EDS_RATE_LIMIT_HOLD_MS: '300' },
+    clock: clock.now,
+  });
+  try {
+    const world = await buildWorld(server.fixtures, server.putObject);
+    const { token } = await server.fixtures.key(world.orgA);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await server.api.get('/external/v1/encounters', { token })).status, 200);
+    // The next token is 500 ms away on the buckets' clock: held for the bound, 300 ms. The
+    // server runs in this process, so its timer cannot fire before 300 ms of this clock have
+    // passed since the request was sent (a lower bound, not a timing assumption).
+    const sent = performance.now();
+    const refused = await server.api.get('/external/v1/encounters', { token });
+    const elapsed = performance.now() - sent;
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.reason_code, 'rate_limited');
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.ok(elapsed >= 299, `answered after ${elapsed.toFixed(1)} ms`);
+  } finally {
+    await server.close();
+  }
 });
 
 test('requests that identify no key share a per-address budget, checked before any token lookup', async () => {

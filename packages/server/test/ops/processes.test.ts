@@ -35,11 +35,15 @@ async function statusOf(url: string, token: string): Promise<string> {
   return `${r.status}${body.reason_code ? ` ${body.reason_code}` : ''}`;
 }
 
-async function auditCount(database: TestDatabase): Promise<Map<string, number>> {
+/** Request id → status of every audit row, and how many 429s the folded rows count. */
+async function auditCount(database: TestDatabase): Promise<Map<string, number> & { rateLimited: number }> {
   const store = openStore(database.config);
-  const byRequest = new Map<string, number>();
+  const byRequest = Object.assign(new Map<string, number>(), { rateLimited: 0 });
   try {
-    for await (const row of readAudit(store.db, {})) byRequest.set(row.request_id, row.status);
+    for await (const row of readAudit(store.db, {})) {
+      byRequest.set(row.request_id, row.status);
+      if (row.reason_code === 'rate_limited') byRequest.rateLimited += row.request_count;
+    }
   } finally {
     await store.close();
   }
@@ -91,38 +95,52 @@ before(async () => {
 });
 after(() => database.drop());
 
-async function burst(url: string, count: number) {
-  const completed: { id: string; at: number }[] = [];
+/** Sends `count` requests at once; `completed` fills as answers arrive, `done` when all have. */
+function burst(url: string, count: number) {
+  const completed: { id: string; at: number; status: number }[] = [];
   const failures: string[] = [];
-  await Promise.all(
+  const done = Promise.all(
     Array.from({ length: count }, async () => {
       try {
         const r = await fetch(`${url}/external/v1/encounters?limit=5`, {
           headers: { authorization: `Bearer ${token}` },
         });
         await r.arrayBuffer();
-        completed.push({ id: r.headers.get('x-request-id')!, at: Date.now() });
+        completed.push({ id: r.headers.get('x-request-id')!, at: Date.now(), status: r.status });
       } catch (error) {
         failures.push(String((error as Error).cause ?? error));
       }
     }),
   );
-  return { completed, failures };
+  return { completed, failures, done };
 }
 
 test('happy: SIGTERM finishes in-flight requests, flushes the audit queue and exits 0', async () => {
-  const server = await startServeProcess(env);
+  // A small burst, so the stop also finds 429s being held (up to the default second).
+  const server = await startServeProcess({
+    ...env,
+    EDS_RATE_LIMIT_PER_KEY: '10',
+    EDS_RATE_LIMIT_BURST: '20',
+  });
   const load = burst(server.url, 300);
-  await new Promise((r) => setTimeout(r, 30));
+  // Stop once the burst's 20 and a few refusals are back: the rest are in flight, most of them
+  // refusals held in line for the coming tokens.
+  while (load.completed.length < 25) await new Promise((r) => setTimeout(r, 10));
   const code = await server.stop('SIGTERM');
-  const { completed, failures } = await load;
+  await load.done;
+  const { completed, failures } = load;
   assert.equal(code, 0);
   assert.ok(completed.length > 0);
   // Requests the server had accepted completed; the rest were refused, never cut off mid-answer.
   for (const f of failures) assert.match(f, /ECONNREFUSED|ECONNRESET|other side closed|SocketError/);
   const audited = await auditCount(database);
-  const missing = completed.filter((c) => !audited.has(c.id));
+  // Past the key's burst answers are 429s, folded into counted rows that keep only their
+  // window's first request id.
+  const refused = completed.filter((c) => c.status === 429);
+  const missing = completed.filter((c) => c.status !== 429 && !audited.has(c.id));
   assert.deepEqual(missing, [], 'every completed request is in the audit log after a graceful stop');
+  assert.ok(refused.length >= 5, 'refusals were being held when the stop came');
+  assert.equal(audited.rateLimited, refused.length, 'every refusal is counted in the folded rows');
 });
 
 test('error: a port already taken ends `eds serve` with a non-zero exit naming the variables, not a process that stays', {

@@ -65,6 +65,9 @@ export function testEnv(database: TestDatabase, env: Record<string, string> = {}
     EDS_RATE_LIMIT_PER_KEY: '1000000',
     EDS_RATE_LIMIT_BURST: '10000000',
     EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
+    // Refusals sent at once (their holds use real time, the buckets the test's clock); the test
+    // of the hold turns it on.
+    EDS_RATE_LIMIT_HOLD_MS: '0',
     // A loaded test machine can hold a Redis answer past the 250 ms default, which would make a
     // shared bucket fall back to this process's own; tests about outages stop Redis instead.
     EDS_REDIS_COMMAND_TIMEOUT_MS: '30000',

@@ -30,7 +30,8 @@ export async function verifyWithinLimits(
 ): Promise<Caller> {
   const { limits, services } = context;
   const now = services.clock();
-  limits.refuseBlockedAddress(request.ip, now);
+  const blocked = limits.refuseBlockedAddress(request.ip, now);
+  if (blocked) await blocked;
   let caller: Caller;
   try {
     caller = await verifyApiKey(context.verifyDeps, token, seen);
