@@ -28,8 +28,9 @@ export function registerAuditCommand(program: Command, run: typeof runCommand): 
     .option('--until <iso>', 'up to this time, exclusive', parseInstant)
     .action((opts: AuditOptions) =>
       run(async ({ services }) => {
-        if (opts.patient !== undefined) await printDisclosures(services.store.db, opts);
-        else await printAudit(services.store.db, opts);
+        if (opts.patient !== undefined) {
+          await printDisclosures(services.store.db, { ...opts, patient: opts.patient });
+        } else await printAudit(services.store.db, opts);
         return undefined;
       }),
     );
@@ -45,44 +46,41 @@ export function registerAuditCommand(program: Command, run: typeof runCommand): 
     );
 }
 
-async function printAudit(db: Db, opts: AuditOptions): Promise<void> {
-  const rows = readAudit(db, { organizationId: opts.org, sinceMs: opts.since, untilMs: opts.until });
-  for await (const row of rows) {
-    await writeLine(
-      JSON.stringify({
-        at: toIso(row.at),
-        request_id: row.request_id,
-        organization_id: row.organization_id,
-        key_id: row.key_id,
-        method: row.method,
-        route: row.route,
-        encounter_id: row.encounter_id,
-        document_id: row.document_id,
-        status: row.status,
-        reason_code: row.reason_code,
-        duration_ms: row.duration_ms,
-        request_count: row.request_count,
-      }),
-    );
-  }
+/** Streams rows as NDJSON, one line each, at the pace stdout takes them. */
+async function printEach<Row>(rows: AsyncIterable<Row>, line: (row: Row) => object): Promise<void> {
+  for await (const row of rows) await writeLine(JSON.stringify(line(row)));
 }
 
-async function printDisclosures(db: Db, opts: AuditOptions & { patient?: string }): Promise<void> {
+function printAudit(db: Db, opts: AuditOptions): Promise<void> {
+  const rows = readAudit(db, { organizationId: opts.org, sinceMs: opts.since, untilMs: opts.until });
+  return printEach(rows, (row) => ({
+    at: toIso(row.at),
+    request_id: row.request_id,
+    organization_id: row.organization_id,
+    key_id: row.key_id,
+    method: row.method,
+    route: row.route,
+    encounter_id: row.encounter_id,
+    document_id: row.document_id,
+    status: row.status,
+    reason_code: row.reason_code,
+    duration_ms: row.duration_ms,
+    request_count: row.request_count,
+  }));
+}
+
+function printDisclosures(db: Db, opts: AuditOptions & { patient: string }): Promise<void> {
   const rows = readDisclosures(db, {
-    patientId: opts.patient!,
+    patientId: opts.patient,
     organizationId: opts.org,
     sinceMs: opts.since,
     untilMs: opts.until,
   });
-  for await (const row of rows) {
-    await writeLine(
-      JSON.stringify({
-        at: toIso(row.at),
-        request_id: row.request_id,
-        organization_id: row.organization_id,
-        key_id: row.key_id,
-        route: row.route,
-      }),
-    );
-  }
+  return printEach(rows, (row) => ({
+    at: toIso(row.at),
+    request_id: row.request_id,
+    organization_id: row.organization_id,
+    key_id: row.key_id,
+    route: row.route,
+  }));
 }

@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { migrateToLatest, migrationsCurrent, openStore, type Store } from '../../src/store/database.js';
-import { createTestDatabase, forEachStore, type TestDatabase } from '../support/stores.js';
+import { migrateToLatest, migrationsCurrent, type Store } from '../../src/store/database.js';
+import { createUnmigratedStore, forEachStore } from '../support/stores.js';
 
 forEachStore('migrations', (kind) => {
-  let database: TestDatabase;
   let store: Store;
   before(async () => {
-    database = await createTestDatabase(kind);
-    store = openStore(database.config);
+    store = await createUnmigratedStore(kind);
   });
-  after(async () => {
-    await store.close();
-    await database.drop();
-  });
+  // close() also drops the test database.
+  after(() => store.close());
 
   test('a fresh database is not current, then migrates, then a second run applies nothing', async () => {
     assert.equal(await migrationsCurrent(store.db), false);

@@ -12,24 +12,20 @@ import {
   upsertPatients,
   upsertTranscripts,
 } from '../../src/store/clinicalWrites.js';
-import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { migrateToLatest, type Store } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { upsertOrganization } from '../../src/store/organizations.js';
-import { createTestDatabase, forEachStore, type TestDatabase } from '../support/stores.js';
+import { createUnmigratedStore, forEachStore } from '../support/stores.js';
 
 const T = Date.parse('2026-05-01T15:00:00Z');
 
 forEachStore('read model migration', (kind) => {
-  let database: TestDatabase;
   let store: Store;
   before(async () => {
-    database = await createTestDatabase(kind);
-    store = openStore(database.config);
+    store = await createUnmigratedStore(kind);
   });
-  after(async () => {
-    await store.close();
-    await database.drop();
-  });
+  // close() also drops the test database.
+  after(() => store.close());
 
   test('happy: migrating data stored before the read model builds every stored answer', async () => {
     const migrator = new Migrator({ db: store.db, provider: migrationProvider });

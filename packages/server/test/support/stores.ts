@@ -76,9 +76,18 @@ export async function createTestDatabase(kind: StoreKind): Promise<TestDatabase>
 
 /** A migrated store on a fresh database; `close` also drops the database. */
 export async function createTestStore(kind: StoreKind): Promise<Store & { database: TestDatabase }> {
+  const store = await createUnmigratedStore(kind);
+  await migrateToLatest(store.db);
+  return store;
+}
+
+/**
+ * A store on a fresh database with no migration run yet, for the tests of the migrations
+ * themselves; `close` also drops the database.
+ */
+export async function createUnmigratedStore(kind: StoreKind): Promise<Store & { database: TestDatabase }> {
   const database = await createTestDatabase(kind);
   const store = openStore(database.config);
-  await migrateToLatest(store.db);
   return {
     ...store,
     database,
