@@ -110,35 +110,49 @@ function checkImageFlags(): void {
   }
 }
 
+/** How many times a server is started on fresh ports when it exits before listening. */
+const PORT_RACES = 5;
+
 /**
- * Starts `eds serve` as production runs it and resolves once /healthz answers on `port`.
+ * Starts `eds serve` as production runs it, on free ports it picks (EDS_PORT, EDS_MEDIA_PORT),
+ * and resolves once /healthz answers. A port free a moment ago can be taken before the child
+ * listens; a child that exits before it is healthy is started again on fresh ports.
  * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`).
  */
 export async function startEdsServer(
   env: Record<string, string>,
-  port: number,
   extraFlags: string[] = [],
   root = ROOT,
-): Promise<Child> {
+): Promise<Child & { port: number }> {
   checkImageFlags();
-  const child = await startChild(
-    process.execPath,
-    [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
-    env,
-    () => true,
-  ).catch(async () => {
-    throw new Error('eds serve did not start');
-  });
-  for (let i = 0; i < 300; i++) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const ports = { EDS_PORT: String(port), EDS_MEDIA_PORT: String(await freePort()) };
+    const child = await startChild(
+      process.execPath,
+      [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
+      { ...env, ...ports },
+      () => true,
+    );
+    if (await becameHealthy(child, port)) return { ...child, port };
+    await child.stop();
+    if (child.process.exitCode === null || attempt === PORT_RACES) {
+      throw new Error(`eds serve did not become healthy (exit code ${child.process.exitCode})`);
+    }
+  }
+}
+
+/** Whether /healthz answers before the child exits (or 30 s pass). */
+async function becameHealthy(child: Child, port: number): Promise<boolean> {
+  for (let i = 0; i < 300 && child.process.exitCode === null; i++) {
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return true;
     } catch {
       // not listening yet
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  await child.stop();
-  throw new Error('eds serve did not become healthy');
+  return false;
 }
 
 /** A port that was free a moment ago. */

@@ -2,8 +2,9 @@
  * The rate limiter's part of `npm run bench` (decisions.md, Rate limits):
  *
  * 1. Cost: the encounter detail route on three servers over the same data, one running at a
- *    time, measured in turns (off, in-process buckets, Redis buckets, then in reverse, and again)
- *    so the VM's drift hits all three alike, driven by the benchmark's wrk.
+ *    time, measured in five turns (off, in-process buckets, Redis buckets, then in reverse, and
+ *    so on) driven by the benchmark's wrk; the cost is the median of each turn's ratio to that
+ *    turn's "off", since single runs on this VM move by ±25 %.
  *    "On" uses a rate no request reaches: every request pays for its bucket and none is refused.
  *    Targets: ≤ 5 % of throughput without Redis, ≤ 15 % with it.
  * 2. Isolation: one key floods with every connection while another key makes a steady 50
@@ -14,7 +15,7 @@
  *    fixed rate (wrk has no fixed-rate mode), 2 connections. Alone and flooded alternate.
  */
 import autocannon from 'autocannon';
-import { type Child, eds, freePort, startEdsServer } from './processes.js';
+import { type Child, eds, startEdsServer } from './processes.js';
 import type { createWrk } from './wrk.js';
 
 export interface LimiterBenchOptions {
@@ -34,19 +35,14 @@ interface Server {
 }
 
 /** Turns of the cost measurement (alternating order) and each server's warm-up before its turn. */
-const COST_TURNS = 3;
+const COST_TURNS = 5;
 const WARM_UP_S = 2;
 
 const NEVER_REACHED = { EDS_RATE_LIMIT_PER_KEY: '1000000', EDS_RATE_LIMIT_BURST: '10000000' };
 
 async function start(name: string, env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const mediaPort = await freePort();
-  const child = await startEdsServer(
-    { ...env, EDS_PORT: String(port), EDS_MEDIA_PORT: String(mediaPort) },
-    port,
-  );
-  return { name, base: `http://127.0.0.1:${port}`, child };
+  const child = await startEdsServer(env);
+  return { name, base: `http://127.0.0.1:${child.port}`, child };
 }
 
 function newKey(options: LimiterBenchOptions): string {
@@ -79,6 +75,9 @@ interface CostRow {
   name: string;
   rps: number;
   runs: number[];
+  /** Each turn's cost against that turn's "off". */
+  turnCosts: number[];
+  /** The median of turnCosts. */
   cost: number;
 }
 
@@ -128,14 +127,14 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
       }
     }
   }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const baseline = mean(cost['limits off']!);
-  const costRows: CostRow[] = Object.entries(cost).map(([name, runs]) => ({
-    name,
-    rps: mean(runs),
-    runs,
-    cost: 1 - mean(runs) / baseline,
-  }));
+  // Each turn measures the three back to back, so a turn's ratio to its own "off" cancels the
+  // VM's slow drift; the median of the turns' ratios resists the odd turn that drifts within.
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const offRuns = cost['limits off']!;
+  const costRows: CostRow[] = Object.entries(cost).map(([name, runs]) => {
+    const turnCosts = runs.map((rps, turn) => 1 - rps / offRuns[turn]!);
+    return { name, rps: median(runs), runs, turnCosts, cost: median(turnCosts) };
+  });
 
   // Isolation, at the deployment's defaults (100 a second per key, burst 200).
   const isolation: IsolationRow[] = [];
@@ -187,11 +186,12 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
 
 export function printRateLimits(result: LimiterBenchResult): void {
   console.log('\nRate limiter cost, encounter detail (targets: ≤ 5 % in-process, ≤ 15 % Redis)');
-  console.log('| server | req/s (mean of turns) | turns | cost vs off |');
-  console.log('|---|---|---|---|');
+  console.log('| server | req/s (median) | req/s by turn | cost by turn | cost (median of turns) |');
+  console.log('|---|---|---|---|---|');
+  const percent = (x: number) => `${(x * 100).toFixed(1)} %`;
   for (const r of result.cost) {
     console.log(
-      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x) => x.toFixed(0)).join(', ')} | ${(r.cost * 100).toFixed(1)} % |`,
+      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x) => x.toFixed(0)).join(', ')} | ${r.turnCosts.map(percent).join(', ')} | ${percent(r.cost)} |`,
     );
   }
   console.log('\nOne key flooding, another at 50 req/s (target: quiet p99 within 2× of alone)');

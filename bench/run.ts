@@ -32,7 +32,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
-import { beforeRoot, type Child, eds, freePort, ROOT, startChild, startEdsServer } from './processes.js';
+import { beforeRoot, type Child, eds, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
 import { createWrk, type WrkResult } from './wrk.js';
@@ -98,14 +98,13 @@ function location(label: string) {
   };
 }
 
-function envFor(label: string, port: number, mediaPort: number): Record<string, string> {
+/** The environment of `eds` commands and servers on a data set (servers pick their own ports). */
+function envFor(label: string): Record<string, string> {
   const where = location(label);
   return {
     ...SECRETS,
     EDS_DATABASE_URL: where.url,
     EDS_DATA_DIR: where.dataDir,
-    EDS_PORT: String(port),
-    EDS_MEDIA_PORT: String(mediaPort),
     EDS_LOG_LEVEL: process.env.EDS_LOG_LEVEL ?? 'warn',
     NODE_ENV: 'production',
     EDS_DB_POOL_SIZE: '16',
@@ -204,8 +203,7 @@ async function startSide(label: string, root: string, dataset: () => Promise<Dat
     });
     if (build.status !== 0) throw new Error(`build failed in ${root}`);
   }
-  const port = await freePort();
-  const env = envFor(label, port, await freePort());
+  const env = envFor(label);
   const data = await dataset.call(null);
   const token = mintKey(data.organizationId, env, root);
   const stallFile = join(RESULTS, `stalls-${label || 'this'}.json`);
@@ -218,12 +216,11 @@ async function startSide(label: string, root: string, dataset: () => Promise<Dat
       EDS_BENCH_STALL_FILE: stallFile,
       EDS_BENCH_SERVER_PACKAGE: join(root, 'packages', 'server', 'package.json'),
     },
-    port,
     flags,
     root,
   );
   started.push(server);
-  return { label, root, base: `http://127.0.0.1:${port}`, token, server, stallFile };
+  return { label, root, base: `http://127.0.0.1:${server.port}`, token, server, stallFile };
 }
 
 /** The measurement with the median req/s (the upper one of an even count). */
@@ -255,12 +252,12 @@ async function measureOn(
 
 async function main() {
   const after = await startSide(BEFORE ? 'after' : '', ROOT, async () => {
-    if (!BEFORE) return buildDataset('', envFor('', 0, 0), ROOT);
-    await buildDataset('before', envFor('before', 0, 0), BEFORE);
-    return copyDataset(envFor('after', 0, 0));
+    if (!BEFORE) return buildDataset('', envFor(''), ROOT);
+    await buildDataset('before', envFor('before'), BEFORE);
+    return copyDataset(envFor('after'));
   });
   const before = BEFORE
-    ? await startSide('before', BEFORE, () => buildDataset('before', envFor('before', 0, 0), BEFORE))
+    ? await startSide('before', BEFORE, () => buildDataset('before', envFor('before'), BEFORE))
     : undefined;
   const migrateSeconds = BEFORE
     ? (JSON.parse(readFileSync(location('after').marker, 'utf8')).migrateSeconds as number | undefined)
@@ -392,7 +389,7 @@ async function main() {
   await ceiling.stop();
 
   const afterLabel = BEFORE ? 'after' : '';
-  const ownEnv = envFor(afterLabel, 0, 0);
+  const ownEnv = envFor(afterLabel);
   // The limiter's runs set their own limits (the deployment's defaults unless they say otherwise).
   const { EDS_RATE_LIMIT_PER_KEY: _perKey, EDS_RATE_LIMIT_UNAUTHENTICATED: _unkeyed, ...limiterEnv } = ownEnv;
   const rateLimits: LimiterBenchResult | undefined = selects('limiter')
