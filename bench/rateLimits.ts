@@ -1,10 +1,13 @@
 /**
  * The rate limiter's part of `npm run bench` (decisions.md, Rate limits):
  *
- * 1. Cost: the encounter detail route on three servers over the same data, one running at a
- *    time, measured in five turns (off, in-process buckets, Redis buckets, then in reverse, and
- *    so on) driven by the benchmark's wrk; the cost is the median of each turn's ratio to that
- *    turn's "off", since single runs on this VM move by ±25 %.
+ * 1. Cost: the encounter detail route on three servers over the same data (off, in-process
+ *    buckets, Redis buckets), all started and warmed up first, then measured in many short rounds
+ *    driven by the benchmark's wrk, each round measuring the three back to back in a rotating
+ *    order. Single runs on this VM drift by ±25 % over tens of seconds; short rounds put each
+ *    server's run seconds from the "off" run it is compared with, and rotation keeps any server
+ *    from always following the same one. Reported: the median of the rounds' ratios to their own
+ *    "off", and their mean with a 95 % interval, so a reader sees how sure the figure is.
  *    "On" uses a rate no request reaches: every request pays for its bucket and none is refused.
  *    Targets: ≤ 5 % of throughput without Redis, ≤ 15 % with it.
  * 2. Isolation: one key floods with every connection while another key makes a steady 50
@@ -34,9 +37,12 @@ interface Server {
   child: Child;
 }
 
-/** Turns of the cost measurement (alternating order) and each server's warm-up before its turn. */
-const COST_TURNS = 5;
-const WARM_UP_S = 2;
+/** Rounds of the cost measurement, each server's run per round, and its warm-up before them. */
+const COST_ROUNDS = 12;
+const COST_RUN_S = 3;
+const WARM_UP_S = 3;
+/** Alone/flooded pairs of the isolation measurement. */
+const ISOLATION_TURNS = 3;
 
 const NEVER_REACHED = { EDS_RATE_LIMIT_PER_KEY: '1000000', EDS_RATE_LIMIT_BURST: '10000000' };
 
@@ -75,10 +81,13 @@ interface CostRow {
   name: string;
   rps: number;
   runs: number[];
-  /** Each turn's cost against that turn's "off". */
-  turnCosts: number[];
-  /** The median of turnCosts. */
+  /** Each round's cost against that round's "off". */
+  roundCosts: number[];
+  /** The median of roundCosts. */
   cost: number;
+  /** The mean of roundCosts and the half-width of its 95 % interval. */
+  meanCost: number;
+  meanCost95: number;
 }
 
 interface IsolationRow {
@@ -106,34 +115,37 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
     ['limits on, Redis', { ...env, ...NEVER_REACHED, EDS_REDIS_URL: options.redisUrl }],
   ];
   const token = newKey(options);
+  const servers: Server[] = [];
   const cost: Record<string, number[]> = {};
-  // One server at a time, each started for its turn and warmed up, so no idle server's audit
-  // writer or checkpointer works beside the one measured (with three at once on one SQLite file
-  // the in-process server, always measured in the middle, showed 18 %; alone it still shows 20 %).
-  for (let turn = 0; turn < COST_TURNS; turn++) {
-    // Every other turn runs in reverse order, so no server always follows the same one.
-    for (const [name, serverEnv] of turn % 2 === 0 ? configs : [...configs].reverse()) {
-      const server = await start(name, serverEnv);
-      try {
-        await wrk.measure(`${server.base}${path}`, token, WARM_UP_S);
-        const m = await wrk.measure(`${server.base}${path}`, token, duration);
+  try {
+    for (const [name, serverEnv] of configs) servers.push(await start(name, serverEnv));
+    for (const server of servers) await wrk.measure(`${server.base}${path}`, token, WARM_UP_S);
+    for (let round = 0; round < COST_ROUNDS; round++) {
+      for (const server of rotation(servers, round)) {
+        const m = await wrk.measure(`${server.base}${path}`, token, COST_RUN_S);
         if (m.non2xx > 0) throw new Error(`${server.name}: ${m.non2xx} answers were not 200`);
         cost[server.name] = [...(cost[server.name] ?? []), m.rps];
-        console.error(
-          `limiter cost, ${server.name}: ${m.rps.toFixed(0)} req/s p99 ${m.p99.toFixed(1)} ms max ${m.max.toFixed(0)} ms`,
-        );
-      } finally {
-        await server.child.stop();
       }
+      console.error(
+        `limiter cost, round ${round + 1}: ${servers.map((s) => `${s.name} ${cost[s.name]!.at(-1)!.toFixed(0)}`).join(', ')} req/s`,
+      );
     }
+  } finally {
+    for (const server of servers) await server.child.stop();
   }
-  // Each turn measures the three back to back, so a turn's ratio to its own "off" cancels the
-  // VM's slow drift; the median of the turns' ratios resists the odd turn that drifts within.
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const offRuns = cost['limits off']!;
   const costRows: CostRow[] = Object.entries(cost).map(([name, runs]) => {
-    const turnCosts = runs.map((rps, turn) => 1 - rps / offRuns[turn]!);
-    return { name, rps: median(runs), runs, turnCosts, cost: median(turnCosts) };
+    const roundCosts = runs.map((rps, round) => 1 - rps / offRuns[round]!);
+    const { mean, halfWidth95 } = meanWithInterval(roundCosts);
+    return {
+      name,
+      rps: median(runs),
+      runs,
+      roundCosts,
+      cost: median(roundCosts),
+      meanCost: mean,
+      meanCost95: halfWidth95,
+    };
   });
 
   // Isolation, at the deployment's defaults (100 a second per key, burst 200).
@@ -147,12 +159,15 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
       const quiet = newKey(options);
       const flooding = newKey(options);
       const url = `${server.base}${path}`;
-      await quietly(url, quiet, 1, 50);
+      // Warm up both paths (answers and held refusals) with a third key, then the quiet one's:
+      // a first run on a cold process measured JIT compilation (p99 13-15 ms against 4-6 later).
+      await wrk.measure(url, newKey(options), WARM_UP_S);
+      await quietly(url, quiet, WARM_UP_S, 50);
       const alone: number[] = [];
       const flooded: number[] = [];
       let quietNon2xx = 0;
       let floodRun = { rps: 0, refused: 0 };
-      for (let turn = 0; turn < 2; turn++) {
+      for (let turn = 0; turn < ISOLATION_TURNS; turn++) {
         alone.push((await quietly(url, quiet, duration, 50)).p99);
         // wrk warms up for a second first, so the flood covers the quiet key's whole run.
         const [f, loaded] = await Promise.all([
@@ -184,14 +199,32 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
   return { cost: costRows, isolation };
 }
 
+/** Round r's order: started at a different server each round, reversed every other round. */
+function rotation<T>(items: readonly T[], round: number): T[] {
+  const shift = round % items.length;
+  const order = [...items.slice(shift), ...items.slice(0, shift)];
+  return Math.floor(round / items.length) % 2 === 0 ? order : order.reverse();
+}
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The mean and the half-width of its 95 % interval (normal approximation). */
+function meanWithInterval(xs: readonly number[]): { mean: number; halfWidth95: number } {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const variance = xs.reduce((a, x) => a + (x - mean) ** 2, 0) / Math.max(1, xs.length - 1);
+  return { mean, halfWidth95: 1.96 * Math.sqrt(variance / xs.length) };
+}
+
 export function printRateLimits(result: LimiterBenchResult): void {
   console.log('\nRate limiter cost, encounter detail (targets: ≤ 5 % in-process, ≤ 15 % Redis)');
-  console.log('| server | req/s (median) | req/s by turn | cost by turn | cost (median of turns) |');
-  console.log('|---|---|---|---|---|');
+  console.log(
+    `| server | req/s (median) | req/s by round | cost by round | cost (median of ${COST_ROUNDS} rounds) | mean cost, 95 % interval |`,
+  );
+  console.log('|---|---|---|---|---|---|');
   const percent = (x: number) => `${(x * 100).toFixed(1)} %`;
   for (const r of result.cost) {
     console.log(
-      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x) => x.toFixed(0)).join(', ')} | ${r.turnCosts.map(percent).join(', ')} | ${percent(r.cost)} |`,
+      `| ${r.name} | ${r.rps.toFixed(0)} | ${r.runs.map((x) => x.toFixed(0)).join(', ')} | ${r.roundCosts.map(percent).join(', ')} | ${percent(r.cost)} | ${percent(r.meanCost)} ± ${percent(r.meanCost95)} |`,
     );
   }
   console.log('\nOne key flooding, another at 50 req/s (target: quiet p99 within 2× of alone)');
