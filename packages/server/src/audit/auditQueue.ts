@@ -30,6 +30,17 @@ export interface AuditQueueOptions {
   warnAbove?: number;
 }
 
+/**
+ * The records folded per flush window instead of written one by one: refusals that identified
+ * no key, and a key's 429s. Neither discloses data, and both come as fast as a client sends them.
+ * The HTTP layer asks the same question to decide that such a record waits for nothing.
+ */
+export function isFoldedRecord(
+  record: Pick<AuditInsert, 'key_id' | 'organization_id' | 'reason_code'>,
+): boolean {
+  return (record.key_id === null && record.organization_id === null) || record.reason_code === 'rate_limited';
+}
+
 export class AuditQueue {
   private pending: AuditInsert[] = [];
   private folded = new Map<string, AuditInsert & { request_count: number }>();
@@ -43,10 +54,7 @@ export class AuditQueue {
   }
 
   push(record: AuditInsert): void {
-    if (
-      (record.key_id === null && record.organization_id === null) ||
-      record.reason_code === 'rate_limited'
-    ) {
+    if (isFoldedRecord(record)) {
       this.fold(record);
       this.options.metrics?.auditQueueDepth.set(this.depth);
       return;

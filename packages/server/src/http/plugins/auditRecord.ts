@@ -1,17 +1,23 @@
 /** One request's audit record, as observed when its answer is final: IDs only, never PHI. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isFoldedRecord } from '../../audit/auditQueue.js';
 import type { AuditRecord } from '../../store/audit.js';
 
 const MAX_ID_LENGTH = 128;
 
 /**
  * Whether the request's record waits for nothing and goes to the folded queue after the answer
- * (auditQueue.ts): refusals that identified no key, and 429s of an identified key. Neither
- * discloses data, and both come as fast as a client sends them: a key flooding past its limit
- * must not make every other key's answers wait behind a group commit of its refusals.
+ * (auditQueue.ts, isFoldedRecord): a key flooding past its limit must not make every other key's
+ * answers wait behind a group commit of its refusals.
  */
 export function auditedAfterAnswer(request: FastifyRequest): boolean {
-  return request.auditSubject?.keyId === null || request.reasonCode === 'rate_limited';
+  const subject = request.auditSubject;
+  if (subject === undefined) return false;
+  return isFoldedRecord({
+    key_id: subject.keyId,
+    organization_id: subject.organizationId,
+    reason_code: request.reasonCode ?? null,
+  });
 }
 
 /**
