@@ -178,7 +178,6 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
         quietNon2xx += loaded.non2xx;
         floodRun = { rps: f.rps, refused: f.non2xx / f.requests };
       }
-      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const row: IsolationRow = {
         name,
         quiet_alone_p99_ms: alone,
@@ -206,13 +205,14 @@ function rotation<T>(items: readonly T[], round: number): T[] {
   return Math.floor(round / items.length) % 2 === 0 ? order : order.reverse();
 }
 
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** The mean and the half-width of its 95 % interval (normal approximation). */
 function meanWithInterval(xs: readonly number[]): { mean: number; halfWidth95: number } {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const variance = xs.reduce((a, x) => a + (x - mean) ** 2, 0) / Math.max(1, xs.length - 1);
-  return { mean, halfWidth95: 1.96 * Math.sqrt(variance / xs.length) };
+  const m = mean(xs);
+  const variance = xs.reduce((a, x) => a + (x - m) ** 2, 0) / Math.max(1, xs.length - 1);
+  return { mean: m, halfWidth95: 1.96 * Math.sqrt(variance / xs.length) };
 }
 
 export function printRateLimits(result: LimiterBenchResult): void {

@@ -1,8 +1,9 @@
 /**
  * A refusal is held until its request could have succeeded (the time to the bucket's next
  * token, and one interval more for each refusal of the bucket held ahead of it), at most
- * EDS_RATE_LIMIT_HOLD_MS, and its Retry-After is what is left of the wait when it is sent. The holds are recorded by an injected sleep: the arithmetic is checked exactly,
- * with no timing involved.
+ * EDS_RATE_LIMIT_HOLD_MS, and its Retry-After is what is left of the wait when it is sent. The
+ * holds are recorded by an injected sleep: the arithmetic is checked exactly, with no timing
+ * involved.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
