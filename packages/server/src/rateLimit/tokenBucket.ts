@@ -3,8 +3,8 @@
  * tokens refilled at `rate` a second is the same as one number per bucket, the "theoretical
  * arrival time" (TAT) — the instant the bucket would be full again. A request costs one
  * emission interval (1/rate s); it is allowed when the debt it leaves (TAT − now) fits in the
- * bucket (burst × interval). One number per bucket means the Redis version is a single
- * GET/SET script (redisBuckets.ts) and this in-memory one a Map, with the same results.
+ * bucket (burst × interval). One number per bucket means the Redis version is a GET/SET per
+ * bucket in one script (redisBuckets.ts) and this in-memory one a Map, with the same results.
  *
  * Why not a library: @fastify/rate-limit and rate-limiter-flexible both count fixed windows
  * (an INCR with an expiry); neither gives a token bucket with one atomic Redis round trip, and
