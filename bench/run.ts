@@ -14,7 +14,8 @@
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
  * --rounds N (measure each route N times, alternating which server goes first, and report each
- *   side's median: the way to compare two versions on this VM, whose speed drifts)
+ *   side's median: the way to compare two versions on this VM, whose speed drifts; the limiter's
+ *   cost runs 12 × N rounds)
  * --profile (run the service under `--cpu-prof`: the profile is written to bench/results and
  *   summarized by self time; profiling slows the service).
  *
@@ -400,6 +401,7 @@ async function main() {
         redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
         wrk,
         duration: DURATION,
+        costRounds: 12 * ROUNDS,
       })
     : undefined;
   const auditWriter: WriterThroughput[] | undefined = selects('audit writer')

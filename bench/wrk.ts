@@ -33,7 +33,8 @@ export interface WrkResult {
 
 const CLOCK_TICKS = 100;
 
-function cpuSeconds(pid: number): number | undefined {
+/** CPU seconds (user + system, all threads) a process has used so far. */
+export function cpuSeconds(pid: number): number | undefined {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
@@ -84,5 +85,7 @@ export function createWrk(resultsDir: string, connections: number) {
       await run(url, token, 1);
       return run(url, token, seconds);
     },
+    /** The measured run alone (the caller has warmed up, and samples around it). */
+    run,
   };
 }
