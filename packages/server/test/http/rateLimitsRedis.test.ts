@@ -66,6 +66,20 @@ test('two servers share a key’s bucket through Redis', async () => {
   await assertSharedBucket(a, b);
 });
 
+test('concurrent requests on two servers take exactly the burst from the shared bucket', async () => {
+  const { token } = await a.fixtures.key(world.orgA);
+  // Ten requests at once, five on each server: however Redis receives them (one call per turn of
+  // each server's event loop, several turns or one), the bucket of 3 gives exactly 3 tokens.
+  const seen = await Promise.all(
+    [a, b, a, b, a, b, a, b, a, b].map(async (server) => (await server.api.get(path, { token })).status),
+  );
+  assert.deepEqual(
+    [...seen].sort(),
+    [200, 200, 200, 429, 429, 429, 429, 429, 429, 429],
+    `statuses: ${seen.join(', ')}`,
+  );
+});
+
 test('servers on the deployment’s Redis (TEST_REDIS_URL) share buckets too', {
   skip: process.env.TEST_REDIS_URL ? false : 'TEST_REDIS_URL is not set',
 }, async () => {
