@@ -21,9 +21,12 @@
  *    (one event loop) and measure the client, not the service. The quiet key is a fixed-rate
  *    client here (wrk has no fixed-rate mode) on 2 connections, timing each answer to the
  *    microsecond: autocannon's whole milliseconds made a p99 of 3-7 ms too coarse to compare.
- *    Alone and flooded alternate; each side's p99 is taken over all its turns' answers together
- *    (1,200 at the defaults), not averaged from per-turn p99s that rest on four answers each.
+ *    Answers are timed from the moment each request is handed to the pool (the client's own timer
+ *    lateness left out). Alone and flooded alternate; each side's p99 is taken over all its
+ *    turns' answers together (1,200 in runs of 8 s), not averaged from per-turn p99s that rest on
+ *    a handful of answers each.
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
@@ -97,6 +100,11 @@ async function quietly(url: string, token: string, seconds: number, rate: number
           await response.body.dump();
           latencies.push(performance.now() - sent);
           if (response.statusCode !== 200) non2xx++;
+        })
+        .catch(() => {
+          // A failed request counts as a non-200 answer (autocannon counted errors too); one
+          // reset connection must not end the benchmark.
+          non2xx++;
         }),
     );
   }
@@ -167,9 +175,9 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
         const pids = server.name.includes('Redis')
           ? [server.child.process.pid!, redisPid]
           : [server.child.process.pid!];
-        const cpuBefore = sum(pids.map((pid) => cpuSeconds(pid) ?? 0));
+        const cpuBefore = sum(pids.map(cpuOf));
         const m = await wrk.run(url, token, COST_RUN_S);
-        const cpuUsed = sum(pids.map((pid) => cpuSeconds(pid) ?? 0)) - cpuBefore;
+        const cpuUsed = sum(pids.map(cpuOf)) - cpuBefore;
         if (m.non2xx > 0) throw new Error(`${server.name}: ${m.non2xx} answers were not 200`);
         cost[server.name] = [...(cost[server.name] ?? []), m.rps];
         cpu[server.name] = [...(cpu[server.name] ?? []), (cpuUsed * 1e6) / m.requests];
@@ -253,15 +261,37 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
   return { cost: costRows, isolation };
 }
 
-/** The redis-server's process id (on this machine: the benchmark's Redis is local). */
+/**
+ * The redis-server's process id, for its CPU: the benchmark's Redis must run on this machine
+ * (INFO's process_id is its own namespace's; a containerised Redis would name another process).
+ */
 async function redisProcessId(url: string): Promise<number> {
   const client = new Redis(url);
   try {
-    const info = await client.info('server');
-    return Number(/^process_id:(\d+)/m.exec(info)?.[1]);
+    const pid = Number(/^process_id:(\d+)/m.exec(await client.info('server'))?.[1]);
+    const name = Number.isInteger(pid) ? processName(pid) : undefined;
+    if (name !== 'redis-server') {
+      throw new Error(`the benchmark's Redis (${url}) is not a redis-server process of this machine`);
+    }
+    return pid;
   } finally {
     client.disconnect();
   }
+}
+
+function processName(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds a process has used; a process that is gone is an error, not zero. */
+function cpuOf(pid: number): number {
+  const seconds = cpuSeconds(pid);
+  if (seconds === undefined) throw new Error(`process ${pid} is gone: no CPU figure`);
+  return seconds;
 }
 
 /** Round r's order: started at a different server each round, reversed every other round. */

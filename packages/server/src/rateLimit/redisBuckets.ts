@@ -3,12 +3,12 @@
  * tokenBucket.ts, atomic on the server. The caller's clock is passed in, so processes agree as
  * far as their clocks do (NTP) and tests can drive time.
  *
- * Takes are gathered per turn of the event loop: every request that asks for a token while
- * this turn's I/O is handled is decided by one script call (EVALSHA; ioredis loads the script
- * on NOSCRIPT), sent when the turn's I/O is done (setImmediate). Each request still costs one
- * round trip, shared with its neighbours. Why: under load a turn carries tens of requests, and
+ * Takes are gathered per turn of the event loop: every request (keyed or per address) that asks
+ * for a token while this turn's I/O is handled is decided by one script call (EVALSHA; ioredis
+ * loads the script on NOSCRIPT), sent when the turn's I/O is done (setImmediate). Each request
+ * still costs one round trip, shared with its neighbours. Why: under load a turn carries tens of requests, and
  * per command the client's encoding, promise and reply parsing (about 14 µs) and Redis's
- * script call (about 7 µs) cost more than the bucket arithmetic; one command for the turn pays
+ * script call (about 7.5 µs) cost more than the bucket arithmetic; one command for the turn pays
  * them once. The script keeps each bucket's TAT in a Lua table while it runs, so a key taking
  * many tokens in one turn costs one GET and one SET.
  *
@@ -22,8 +22,9 @@ import { allowed, type BucketDecision, type BucketPolicy, intervalMs, refused } 
 // KEYS: one bucket per take (a bucket may repeat); ARGV: now, interval, capacity (ms) per take.
 // Returns three strings per take: '1', debt, '' or '0', fullIn, retryAfter. Numbers travel as
 // text with 17 significant digits: Redis would truncate Lua numbers to integers, and tostring's
-// 14 digits drop a millisecond timestamp's fraction (the stored TAT would drift). A bucket is kept a minute past the moment it is full
-// again: Redis expires by its own clock, the arithmetic runs on the callers'.
+// 14 digits drop a millisecond timestamp's fraction (the stored TAT would drift). A bucket is
+// kept a minute past the moment it is full again: Redis expires by its own clock, the
+// arithmetic runs on the callers'.
 const TAKE_TOKENS_LUA = `
 local tats = {}
 local expiries = {}
@@ -35,7 +36,12 @@ for i = 1, #KEYS do
   local interval = tonumber(ARGV[3 * i - 1])
   local capacity = tonumber(ARGV[3 * i])
   local tat = tats[key]
-  if tat == nil then tat = tonumber(redis.call('GET', key) or ARGV[3 * i - 2]) end
+  if tat == nil then
+    -- pcall: a key that is not ours (wrong type, not a number) counts as a full bucket instead of
+    -- failing every request of the call.
+    local stored = redis.pcall('GET', key)
+    tat = type(stored) == 'string' and tonumber(stored) or now
+  end
   if tat < now then tat = now end
   local debt = tat + interval - now
   if debt > capacity then
@@ -137,8 +143,13 @@ export class RedisBuckets {
   private send(takes: PendingTake[]): void {
     const keysThenArgs: (string | number)[] = takes.map((take) => take.bucket);
     for (const take of takes) keysThenArgs.push(take.now, take.interval, take.capacity);
-    this.takeTokensScript(takes.length, ...keysThenArgs).then(
-      (reply) => {
+    // Every take settles exactly once: a reply of the wrong shape fails the takes it cannot answer
+    // (a settled promise ignores a later reject), and each caller then decides alone.
+    this.takeTokensScript(takes.length, ...keysThenArgs)
+      .then((reply) => {
+        if (!Array.isArray(reply) || reply.length !== 3 * takes.length) {
+          throw new Error(`unexpected reply from the rate-limit script (${typeof reply})`);
+        }
         takes.forEach((take, i) => {
           const [ok, first, second] = [reply[3 * i], reply[3 * i + 1], reply[3 * i + 2]];
           take.resolve(
@@ -147,15 +158,16 @@ export class RedisBuckets {
               : refused(Number(first), Number(second)),
           );
         });
-      },
-      (error: Error) => {
+      })
+      .catch((error: Error) => {
         for (const take of takes) take.reject(error);
-      },
-    );
+      });
   }
 
   async close(): Promise<void> {
     this.closing = true;
+    // Takes of this turn go out ahead of QUIT on the same connection and get their answers.
+    if (this.pending.length > 0) this.flush();
     try {
       await this.client.quit();
     } catch {
