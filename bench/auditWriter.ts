@@ -1,7 +1,10 @@
 /**
  * How many audit records per second the writer commits when answers wait for it: `concurrency`
  * callers each commit one record, wait for it, and commit the next, as requests do under load.
- * Measured for detail answers (one disclosed patient) and list pages (50 patients a record).
+ * Measured for detail answers (one disclosed patient) and list pages (50 patients a record):
+ * the same page again and again (a sync job polling its first page: a patient set stored once
+ * and named by each record), and a new page every time (50 patients never disclosed before: the
+ * set and its 50 member rows written with each record, the most an answer can cost the writer).
  */
 import pino from 'pino';
 import { type AuditWriter, KyselyAuditWriter } from '../packages/server/src/audit/auditWriter.js';
@@ -32,9 +35,10 @@ export async function measureAuditWriter(
   seconds: number,
 ): Promise<WriterThroughput[]> {
   const results: WriterThroughput[] = [];
-  for (const [shape, patients] of [
-    ['detail (1 patient)', 1],
-    ['list page (50 patients)', 50],
+  for (const [shape, patients, fresh] of [
+    ['detail (1 patient)', 1, false],
+    ['list page (50 patients), the same page', 50, false],
+    ['list page (50 patients), a new page each time', 50, true],
   ] as const) {
     const writer = writerFor(databaseUrl);
     await writer.start?.();
@@ -52,7 +56,13 @@ export async function measureAuditWriter(
       timeoutMs: 10_000,
       logger: pino({ level: 'silent' }),
     });
-    const patientIds = Array.from({ length: patients }, (_, i) => `pat_bench_${i}`);
+    const samePatients = Array.from({ length: patients }, (_, i) => `pat_bench_${i}`);
+    let pages = 0;
+    const patientIdsOf = () => {
+      if (!fresh) return samePatients;
+      const page = `${Date.now().toString(36)}_${pages++}`;
+      return samePatients.map((id) => `${id}_${page}`);
+    };
     let committed = 0;
     const until = Date.now() + seconds * 1000;
     await Promise.all(
@@ -70,7 +80,7 @@ export async function measureAuditWriter(
             status: 200,
             reason_code: null,
             duration_ms: 1,
-            patient_ids: patientIds,
+            patient_ids: patientIdsOf(),
           });
           committed++;
         }

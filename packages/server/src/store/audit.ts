@@ -1,7 +1,9 @@
 import type SQLite from 'better-sqlite3';
-import { CompiledQuery, type Insertable, sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import { type Db, sqliteHandleOf } from './database.js';
-import type { AuditDisclosuresTable, AuditInsert } from './schema.js';
+import { isSqlite } from './dialect.js';
+import { patientSetsOf } from './patientSets.js';
+import type { AuditInsert } from './schema.js';
 
 const AUDIT_COLUMNS = [
   'at',
@@ -16,42 +18,19 @@ const AUDIT_COLUMNS = [
   'reason_code',
   'duration_ms',
   'request_count',
+  'patient_set',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
 /** An audit record and the patients whose data its answer carried (none for refusals). */
-export type AuditRecord = AuditInsert & { patient_ids?: readonly string[] | undefined };
+export type AuditRecord = Omit<AuditInsert, 'patient_set'> & { patient_ids?: readonly string[] | undefined };
 
-const DISCLOSURE_COLUMNS = [
-  'patient_id',
-  'at',
-  'request_id',
-  'organization_id',
-  'key_id',
-  'route',
-] as const satisfies readonly (keyof AuditDisclosureInsert)[];
-
-type AuditDisclosureInsert = Insertable<AuditDisclosuresTable>;
-
-function disclosuresOf(rows: readonly AuditRecord[]): AuditDisclosureInsert[] {
-  const out: AuditDisclosureInsert[] = [];
-  for (const row of rows) {
-    for (const patientId of row.patient_ids ?? []) {
-      out.push({
-        patient_id: patientId,
-        at: row.at,
-        request_id: row.request_id,
-        organization_id: row.organization_id ?? null,
-        key_id: row.key_id ?? null,
-        route: row.route,
-      });
-    }
-  }
-  return out;
-}
-
-function auditRowOf({ patient_ids: _, ...row }: AuditRecord): AuditInsert {
-  // An explicit NULL would override the column default: a row stands for one request unless told.
-  return { ...row, request_count: row.request_count ?? 1 };
+function auditRowsOf(records: readonly AuditRecord[], setIds: readonly (string | null)[]): AuditInsert[] {
+  return records.map(({ patient_ids: _, ...row }, i) => ({
+    ...row,
+    // An explicit NULL would override the column default: a row stands for one request unless told.
+    request_count: row.request_count ?? 1,
+    patient_set: setIds[i] ?? null,
+  }));
 }
 
 /** Each column's PostgreSQL type, for the arrays `unnest` turns back into rows. */
@@ -68,69 +47,87 @@ const AUDIT_PG_TYPES: Record<(typeof AUDIT_COLUMNS)[number], string> = {
   reason_code: 'text',
   duration_ms: 'double precision',
   request_count: 'integer',
-};
-const DISCLOSURE_PG_TYPES: Record<(typeof DISCLOSURE_COLUMNS)[number], string> = {
-  patient_id: 'text',
-  at: 'bigint',
-  request_id: 'text',
-  organization_id: 'text',
-  key_id: 'text',
-  route: 'text',
+  patient_set: 'text',
 };
 
 /**
  * PostgreSQL's group insert: one statement whose text never changes, each column sent as one
- * array parameter and turned back into rows by `unnest`, both tables in one data-modifying CTE
- * (one statement is its own transaction: one round trip per group commit). A multi-row VALUES
- * list had a placeholder per cell, about 10,000 for a group of 32 list pages, and compiling that
- * text on the request thread cost more than the commit.
+ * array parameter and turned back into rows by `unnest`, all three tables in one data-modifying
+ * CTE (one statement is its own transaction: one round trip per group commit). A multi-row VALUES
+ * list had a placeholder per cell, and compiling that text on the request thread cost more than
+ * the commit.
+ *
+ * The group's sets are upserted (a set already stored gets its newer `last_used_at`, which also
+ * locks it against a concurrent prune), and members are written only for the sets this statement
+ * inserted (`xmax = 0` tells an inserted row from an updated one): a set is stored once however
+ * many processes disclose it at the same moment, since the second waits on the first's unique
+ * key and then finds it.
  */
 const PG_GROUP_INSERT = (() => {
   let n = 0;
-  const unnest = (types: Record<string, string>) =>
-    `unnest(${Object.values(types)
-      .map((type) => `$${++n}::${type}[]`)
-      .join(', ')})`;
-  const auditFrom = unnest(AUDIT_PG_TYPES);
-  const disclosuresFrom = unnest(DISCLOSURE_PG_TYPES);
-  return `WITH audited AS (INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) SELECT * FROM ${auditFrom})
-INSERT INTO audit_disclosures (${DISCLOSURE_COLUMNS.join(', ')}) SELECT * FROM ${disclosuresFrom}`;
+  const p = (type: string) => `$${++n}::${type}[]`;
+  const sets = `unnest(${p('text')}, ${p('text')}, ${p('bigint')})`;
+  const members = `unnest(${p('text')}, ${p('text')}) AS m(patient_id, set_id)`;
+  const audit = `unnest(${Object.values(AUDIT_PG_TYPES).map(p).join(', ')})`;
+  return `WITH sets AS (
+  INSERT INTO audit_patient_sets (set_id, members, last_used_at) SELECT * FROM ${sets}
+  ON CONFLICT (set_id) DO UPDATE
+    SET last_used_at = GREATEST(audit_patient_sets.last_used_at, EXCLUDED.last_used_at)
+  RETURNING set_id, xmax = 0 AS inserted
+), members AS (
+  INSERT INTO audit_set_patients (patient_id, set_id)
+  SELECT m.patient_id, m.set_id FROM ${members} JOIN sets ON sets.set_id = m.set_id AND sets.inserted
+  ON CONFLICT DO NOTHING
+)
+INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) SELECT * FROM ${audit}`;
 })();
 
 function columnArrays<Row extends object>(rows: readonly Row[], columns: readonly string[]): unknown[][] {
   return columns.map((column) => rows.map((row) => (row as Record<string, unknown>)[column] ?? null));
 }
 
+function pgGroupParameters(records: readonly AuditRecord[]): unknown[] {
+  const { setIds, sets } = patientSetsOf(records);
+  const memberPatients: string[] = [];
+  const memberSets: string[] = [];
+  for (const [id, set] of sets) {
+    for (const patientId of set.members) {
+      memberPatients.push(patientId);
+      memberSets.push(id);
+    }
+  }
+  return [
+    sets.map(([id]) => id),
+    sets.map(([, set]) => JSON.stringify(set.members)),
+    sets.map(([, set]) => set.lastUsedAt),
+    memberPatients,
+    memberSets,
+    ...columnArrays(auditRowsOf(records, setIds), AUDIT_COLUMNS),
+  ];
+}
+
+/** One writer per connection: its statements are prepared once. */
+const sqliteWriters = new WeakMap<SQLite.Database, (rows: readonly AuditRecord[]) => void>();
+
 /**
- * Writes a group of audit records and their disclosures in one transaction on the given
- * connection (Kysely: PostgreSQL, or SQLite where no separate writer thread can open the file).
+ * Writes a group of audit records and their patient sets in one transaction on the given
+ * connection (Kysely: PostgreSQL, or an in-memory SQLite that no writer thread can open).
  */
-export async function insertAuditRecords(db: Db, rows: readonly AuditRecord[]): Promise<void> {
-  if (rows.length === 0) return;
-  const audit = rows.map(auditRowOf);
-  const disclosures = disclosuresOf(rows);
-  if (!sqliteHandleOf(db)) {
-    const parameters = [
-      ...columnArrays(audit, AUDIT_COLUMNS),
-      ...columnArrays(disclosures, DISCLOSURE_COLUMNS),
-    ];
-    await db.executeQuery(CompiledQuery.raw(PG_GROUP_INSERT, parameters));
+export async function insertAuditRecords(db: Db, records: readonly AuditRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const sqlite = sqliteHandleOf(db);
+  if (sqlite === undefined) {
+    await db.executeQuery(CompiledQuery.raw(PG_GROUP_INSERT, pgGroupParameters(records)));
     return;
   }
-  await db.transaction().execute(async (tx) => {
-    for (let i = 0; i < audit.length; i += 400) {
-      await tx
-        .insertInto('audit_log')
-        .values(audit.slice(i, i + 400))
-        .execute();
-    }
-    for (let i = 0; i < disclosures.length; i += 1000) {
-      await tx
-        .insertInto('audit_disclosures')
-        .values(disclosures.slice(i, i + 1000))
-        .execute();
-    }
-  });
+  let write = sqliteWriters.get(sqlite);
+  if (write === undefined) {
+    write = sqliteAuditWriter(sqlite);
+    sqliteWriters.set(sqlite, write);
+  }
+  const writeGroup = write;
+  // Holding Kysely's connection keeps this transaction from interleaving with one of its own.
+  await db.connection().execute(async () => writeGroup(records));
 }
 
 /** Rows per multi-row insert: one statement step per group instead of per row. */
@@ -141,14 +138,41 @@ const GROUP = 32;
  * Two insert shapes per table are prepared once, a group of rows and a single row: SQL text that
  * changed with every group size would be prepared afresh each time, which cost more than the
  * inserts themselves under load, and a row at a time paid a statement step per request.
+ *
+ * The transaction is IMMEDIATE: it reads whether each set is stored before writing, and another
+ * process's prune must not delete a set between that read and this group's records naming it.
  */
 export function sqliteAuditWriter(sqlite: SQLite.Database): (rows: readonly AuditRecord[]) => void {
-  const audit = groupedInsert(sqlite, 'audit_log', AUDIT_COLUMNS);
-  const disclosures = groupedInsert(sqlite, 'audit_disclosures', DISCLOSURE_COLUMNS);
-  return sqlite.transaction((rows: readonly AuditRecord[]) => {
-    audit(rows.map(auditRowOf));
-    disclosures(disclosuresOf(rows));
+  const audit = groupedInsert<AuditInsert>(sqlite, 'audit_log', AUDIT_COLUMNS);
+  const members = groupedInsert<{ patient_id: string; set_id: string }>(sqlite, 'audit_set_patients', [
+    'patient_id',
+    'set_id',
+  ]);
+  const lastUsed = sqlite.prepare('SELECT last_used_at FROM audit_patient_sets WHERE set_id = ?').pluck();
+  const insertSet = sqlite.prepare(
+    'INSERT INTO audit_patient_sets (set_id, members, last_used_at) VALUES (?, ?, ?)',
+  );
+  const touchSet = sqlite.prepare('UPDATE audit_patient_sets SET last_used_at = ? WHERE set_id = ?');
+  const write = sqlite.transaction((records: readonly AuditRecord[]) => {
+    const { setIds, sets } = patientSetsOf(records);
+    const newMembers: { patient_id: string; set_id: string }[] = [];
+    for (const [id, set] of sets) {
+      const stored = lastUsed.get(id) as number | undefined;
+      if (stored === undefined) {
+        insertSet.run(id, JSON.stringify(set.members), set.lastUsedAt);
+        for (const patientId of set.members) newMembers.push({ patient_id: patientId, set_id: id });
+      } else if (stored < set.lastUsedAt) touchSet.run(set.lastUsedAt, id);
+    }
+    // In key order: consecutive inserts land on the same or neighbouring B-tree pages.
+    members(newMembers.sort(byMemberKey));
+    audit(auditRowsOf(records, setIds));
   });
+  return (records) => write.immediate(records);
+}
+
+function byMemberKey(a: { patient_id: string; set_id: string }, b: { patient_id: string; set_id: string }) {
+  if (a.patient_id !== b.patient_id) return a.patient_id < b.patient_id ? -1 : 1;
+  return a.set_id < b.set_id ? -1 : a.set_id > b.set_id ? 1 : 0;
 }
 
 function groupedInsert<Row extends object>(
@@ -214,29 +238,31 @@ export interface DisclosureQuery {
 }
 
 /**
- * Every audited answer that carried one patient's data, newest first, a page at a time, from the
- * (patient_id, at) index; an organization filter is applied in the same query.
+ * Every audited answer that carried one patient's data, newest first, a page at a time: the
+ * patient's sets from the (patient_id, set_id) key, their records from the (patient_set, at)
+ * index; an organization filter is applied in the same query.
  */
 export async function* readDisclosures(db: Db, query: DisclosureQuery, pageSize = 1000) {
   let before: { at: number; requestId: string } | undefined;
   for (;;) {
     let q = db
-      .selectFrom('audit_disclosures')
-      .select(['at', 'request_id', 'organization_id', 'key_id', 'route'])
-      .where('patient_id', '=', query.patientId);
-    if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
-    if (query.sinceMs !== undefined) q = q.where('at', '>=', query.sinceMs);
-    if (query.untilMs !== undefined) q = q.where('at', '<', query.untilMs);
+      .selectFrom('audit_set_patients as sp')
+      .innerJoin('audit_log as a', 'a.patient_set', 'sp.set_id')
+      .select(['a.at', 'a.request_id', 'a.organization_id', 'a.key_id', 'a.route'])
+      .where('sp.patient_id', '=', query.patientId);
+    if (query.organizationId !== undefined) q = q.where('a.organization_id', '=', query.organizationId);
+    if (query.sinceMs !== undefined) q = q.where('a.at', '>=', query.sinceMs);
+    if (query.untilMs !== undefined) q = q.where('a.at', '<', query.untilMs);
     if (before !== undefined) {
       const cursor = before;
       q = q.where((eb) =>
         eb.or([
-          eb('at', '<', cursor.at),
-          eb.and([eb('at', '=', cursor.at), eb('request_id', '<', cursor.requestId)]),
+          eb('a.at', '<', cursor.at),
+          eb.and([eb('a.at', '=', cursor.at), eb('a.request_id', '<', cursor.requestId)]),
         ]),
       );
     }
-    const rows = await q.orderBy('at', 'desc').orderBy('request_id', 'desc').limit(pageSize).execute();
+    const rows = await q.orderBy('a.at', 'desc').orderBy('a.request_id', 'desc').limit(pageSize).execute();
     for (const row of rows) yield row;
     if (rows.length < pageSize) return;
     const last = rows[rows.length - 1]!;
@@ -244,17 +270,19 @@ export async function* readDisclosures(db: Db, query: DisclosureQuery, pageSize 
   }
 }
 
+export interface PruneCounts {
+  audit_log: number;
+  audit_patient_sets: number;
+  audit_set_patients: number;
+}
+
 /**
- * Deletes audit records and disclosures older than `beforeMs`, at most `batchSize` rows per
- * statement (each its own transaction), so a large prune never holds a long lock. Returns the
- * number of rows deleted from each table.
+ * Deletes audit records older than `beforeMs`, then the patient sets no record from then on
+ * names (`last_used_at` is the newest record naming a set), at most `batchSize` rows per
+ * transaction, so a large prune never holds a long lock. Returns the rows deleted per table.
  */
-export async function pruneAudit(
-  db: Db,
-  beforeMs: number,
-  batchSize = 5000,
-): Promise<{ audit_log: number; audit_disclosures: number }> {
-  const deleted = { audit_log: 0, audit_disclosures: 0 };
+export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Promise<PruneCounts> {
+  const deleted: PruneCounts = { audit_log: 0, audit_patient_sets: 0, audit_set_patients: 0 };
   for (;;) {
     const result = await db
       .deleteFrom('audit_log')
@@ -267,17 +295,46 @@ export async function pruneAudit(
     if (n < batchSize) break;
   }
   for (;;) {
-    const n = await deleteDisclosureBatch(db, beforeMs, batchSize);
-    deleted.audit_disclosures += n;
-    if (n < batchSize) break;
+    const batch = await deleteSetBatch(db, beforeMs, batchSize);
+    deleted.audit_patient_sets += batch.sets;
+    deleted.audit_set_patients += batch.members;
+    if (batch.sets < batchSize) break;
   }
   return deleted;
 }
 
-/** audit_disclosures has no key column: SQLite addresses rows by rowid, PostgreSQL by ctid. */
-async function deleteDisclosureBatch(db: Db, beforeMs: number, batchSize: number): Promise<number> {
-  const address = sqliteHandleOf(db) ? sql.raw('rowid') : sql.raw('ctid');
-  const result = await sql`DELETE FROM audit_disclosures WHERE ${address} IN
-    (SELECT ${address} FROM audit_disclosures WHERE at < ${beforeMs} LIMIT ${batchSize})`.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+/**
+ * One batch of unused sets and their members, in one transaction. On PostgreSQL the candidates
+ * are locked with SKIP LOCKED and the delete checks `last_used_at` again: a set that a writer is
+ * naming right now is left alone (the writer holds it, and its new `last_used_at` keeps it), and
+ * the prune never waits on a writer, so the two cannot deadlock.
+ */
+async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
+  return db.transaction().execute(async (tx) => {
+    let candidates = tx
+      .selectFrom('audit_patient_sets')
+      .select('set_id')
+      .where('last_used_at', '<', beforeMs)
+      .limit(batchSize);
+    if (!isSqlite(tx)) candidates = candidates.forUpdate().skipLocked();
+    const ids = (await candidates.execute()).map((row) => row.set_id);
+    if (ids.length === 0) return { sets: 0, members: 0 };
+    const gone = await tx
+      .deleteFrom('audit_patient_sets')
+      .where('set_id', 'in', ids)
+      .where('last_used_at', '<', beforeMs)
+      .returning(['set_id', 'members'])
+      .execute();
+    let members = 0;
+    for (const set of gone) {
+      const patientIds = JSON.parse(set.members) as string[];
+      const result = await tx
+        .deleteFrom('audit_set_patients')
+        .where('set_id', '=', set.set_id)
+        .where('patient_id', 'in', patientIds)
+        .executeTakeFirst();
+      members += Number(result.numDeletedRows);
+    }
+    return { sets: gone.length, members };
+  });
 }

@@ -156,16 +156,23 @@ export interface AuditLogTable {
   duration_ms: number;
   /** How many requests the row stands for: 1, or more for unidentified refusals (see AuditQueue). */
   request_count: Generated<number>;
+  /** The set of patients whose data the answer carried, if any (see migration 009). */
+  patient_set: string | null;
 }
 
-/** One patient whose data an audited answer carried (see migration 006). */
-export interface AuditDisclosuresTable {
+/** A distinct set of patients that audited answers carried, named by its members' digest. */
+export interface AuditPatientSetsTable {
+  set_id: string;
+  /** The members as a JSON array of patient IDs. */
+  members: string;
+  /** The newest record naming the set: retention keeps the set until then. */
+  last_used_at: number;
+}
+
+/** One member of a patient set, keyed by patient for `eds audit --patient`. */
+export interface AuditSetPatientsTable {
   patient_id: string;
-  at: number;
-  request_id: string;
-  organization_id: string | null;
-  key_id: string | null;
-  route: string;
+  set_id: string;
 }
 
 export interface WebhookEventsTable {
@@ -285,7 +292,8 @@ export interface Database {
   encounter_reads: EncounterReadsTable;
   document_reads: DocumentReadsTable;
   audit_log: AuditLogTable;
-  audit_disclosures: AuditDisclosuresTable;
+  audit_patient_sets: AuditPatientSetsTable;
+  audit_set_patients: AuditSetPatientsTable;
   webhook_events: WebhookEventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_activations: WebhookActivationsTable;

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { pruneAudit, readAudit } from '../../src/store/audit.js';
+import { insertAuditRecords, pruneAudit, readAudit } from '../../src/store/audit.js';
 import type { Store } from '../../src/store/database.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { FixtureBuilder } from '../support/fixtures.js';
@@ -202,42 +202,42 @@ forEachStore('audit before the answer, real processes', (kind) => {
     assert.equal(otherOrg.stdout, '');
   });
 
-  test('happy: `eds audit prune --before` deletes older records and disclosures in bounded batches, newer ones stay', async () => {
+  test('happy: `eds audit prune --before` deletes older records and the patient sets only they named, in bounded batches; newer ones stay', async () => {
     const cutoff = Date.now() + 1;
-    const future = { at: cutoff + 60_000, request_id: 'req_future', route: 'getEncounter' };
-    await store.db
-      .insertInto('audit_log')
-      .values({
-        ...future,
+    // A newer record naming patient A alone keeps that set (which older answers named too).
+    await insertAuditRecords(store.db, [
+      {
+        at: cutoff + 60_000,
+        request_id: 'req_future',
+        route: 'getEncounter',
         organization_id: org,
         key_id: 'key_x',
         method: 'GET',
         status: 200,
         duration_ms: 1,
-      })
-      .execute();
-    await store.db
-      .insertInto('audit_disclosures')
-      .values({ ...future, patient_id: patientA, organization_id: org, key_id: 'key_x' })
-      .execute();
-    const before = await store.db
-      .selectFrom('audit_disclosures')
+        patient_ids: [patientA],
+      },
+    ]);
+    const setsBefore = await store.db
+      .selectFrom('audit_patient_sets')
       .select(sql<number>`count(*)`.as('n'))
       .executeTakeFirstOrThrow();
-    assert.ok(Number(before.n) > 3);
+    assert.ok(Number(setsBefore.n) >= 3, 'A alone, B alone, and the page of both');
     // Batches of 2: several statements, each bounded.
     const deleted = await pruneAudit(store.db, cutoff - 1, 2);
-    assert.ok(deleted.audit_log > 2 && deleted.audit_disclosures > 2);
-    const viaCli = await edsJson<{ deleted: { audit_log: number; audit_disclosures: number } }>(
+    assert.ok(deleted.audit_log > 2 && deleted.audit_patient_sets >= 2 && deleted.audit_set_patients >= 3);
+    const viaCli = await edsJson<{ deleted: { audit_log: number; audit_patient_sets: number } }>(
       ['audit', 'prune', '--before', new Date(cutoff).toISOString()],
       env,
     );
-    assert.ok(viaCli.deleted.audit_log >= 0);
-    const left = await store.db.selectFrom('audit_disclosures').select('request_id').execute();
-    assert.deepEqual(left, [{ request_id: 'req_future' }]);
+    assert.ok(viaCli.deleted.audit_log >= 0 && viaCli.deleted.audit_patient_sets >= 0);
+    const left = await store.db.selectFrom('audit_set_patients').select('patient_id').execute();
+    assert.deepEqual(left, [{ patient_id: patientA }]);
     const leftAudit = await store.db.selectFrom('audit_log').select('request_id').execute();
     assert.deepEqual(leftAudit, [{ request_id: 'req_future' }]);
     const report = await runEds(['audit', '--patient', patientA], env);
     assert.equal(JSON.parse(report.stdout).request_id, 'req_future');
+    const forB = await runEds(['audit', '--patient', patientB], env);
+    assert.equal(forB.stdout, '');
   });
 });

@@ -8,6 +8,7 @@ import * as readModel from './005_read_model.js';
 import * as auditDisclosures from './006_audit_disclosures.js';
 import * as rotation from './007_rotation.js';
 import * as organizationRateLimit from './008_organization_rate_limit.js';
+import * as auditPatientSets from './009_audit_patient_sets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '006_audit_disclosures': auditDisclosures,
   '007_rotation': rotation,
   '008_organization_rate_limit': organizationRateLimit,
+  '009_audit_patient_sets': auditPatientSets,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,44 @@
+/**
+ * Patient sets (migration 009): an audited answer names the set of patients it carried, and a
+ * set is stored once, however many answers carry it. A set is named by a digest of its sorted,
+ * distinct members, so every process, and every later answer, names the same set the same way
+ * without asking the database.
+ */
+import { createHash } from 'node:crypto';
+
+/**
+ * 128 bits of SHA-256 over the members as a JSON array (unambiguous whatever the IDs hold),
+ * base64url: 22 characters. Equal sets get equal names; a collision, which would put one set's
+ * patients under another's records, is as likely as guessing a random 128-bit key.
+ */
+export function patientSetId(sortedDistinctIds: readonly string[]): string {
+  return createHash('sha256').update(JSON.stringify(sortedDistinctIds)).digest('base64url').slice(0, 22);
+}
+
+export interface PatientSet {
+  members: readonly string[];
+  /** The newest record of the group naming the set. */
+  lastUsedAt: number;
+}
+
+/**
+ * Names each record's set and collects the group's distinct sets, in the order of their names:
+ * concurrent writers (PostgreSQL, several processes) then lock the sets they share in the same
+ * order and cannot deadlock on them.
+ */
+export function patientSetsOf<Record extends { at: number; patient_ids?: readonly string[] | undefined }>(
+  records: readonly Record[],
+): { setIds: (string | null)[]; sets: [string, PatientSet][] } {
+  const sets = new Map<string, PatientSet>();
+  const setIds = records.map((record) => {
+    const ids = record.patient_ids;
+    if (ids === undefined || ids.length === 0) return null;
+    const members = [...new Set(ids)].sort();
+    const id = patientSetId(members);
+    const seen = sets.get(id);
+    if (seen === undefined) sets.set(id, { members, lastUsedAt: record.at });
+    else if (seen.lastUsedAt < record.at) seen.lastUsedAt = record.at;
+    return id;
+  });
+  return { setIds, sets: [...sets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) };
+}
