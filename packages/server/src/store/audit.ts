@@ -1,8 +1,8 @@
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
-import { type Db, sqliteHandleOf } from './database.js';
+import { type Db, pgPoolOf, sqliteHandleOf } from './database.js';
 import { isSqlite } from './dialect.js';
-import { patientSetsOf } from './patientSets.js';
+import { patientSetsOf, SET_LAST_USED_STEP_MS } from './patientSets.js';
 import type { AuditInsert } from './schema.js';
 
 const AUDIT_COLUMNS = [
@@ -57,11 +57,12 @@ const AUDIT_PG_TYPES: Record<(typeof AUDIT_COLUMNS)[number], string> = {
  * list had a placeholder per cell, and compiling that text on the request thread cost more than
  * the commit.
  *
- * The group's sets are upserted (a set already stored gets its newer `last_used_at`, which also
- * locks it against a concurrent prune), and members are written only for the sets this statement
- * inserted (`xmax = 0` tells an inserted row from an updated one): a set is stored once however
- * many processes disclose it at the same moment, since the second waits on the first's unique
- * key and then finds it.
+ * The group's sets are upserted: a set already stored is locked against a concurrent prune
+ * (ON CONFLICT DO UPDATE locks the row even where its WHERE skips the update) and gets a newer
+ * `last_used_at` when its own is over a step old. Members are written only for the sets this
+ * statement inserted (`xmax = 0` tells an inserted row from an updated one; a skipped one is not
+ * returned): a set is stored once however many processes disclose it at the same moment, since
+ * the second waits on the first's unique key and then finds it.
  */
 const PG_GROUP_INSERT = (() => {
   let n = 0;
@@ -71,8 +72,8 @@ const PG_GROUP_INSERT = (() => {
   const audit = `unnest(${Object.values(AUDIT_PG_TYPES).map(p).join(', ')})`;
   return `WITH sets AS (
   INSERT INTO audit_patient_sets (set_id, members, last_used_at) SELECT * FROM ${sets}
-  ON CONFLICT (set_id) DO UPDATE
-    SET last_used_at = GREATEST(audit_patient_sets.last_used_at, EXCLUDED.last_used_at)
+  ON CONFLICT (set_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at
+    WHERE audit_patient_sets.last_used_at < EXCLUDED.last_used_at - ${SET_LAST_USED_STEP_MS}
   RETURNING set_id, xmax = 0 AS inserted
 ), members AS (
   INSERT INTO audit_set_patients (patient_id, set_id)
@@ -117,7 +118,15 @@ export async function insertAuditRecords(db: Db, records: readonly AuditRecord[]
   if (records.length === 0) return;
   const sqlite = sqliteHandleOf(db);
   if (sqlite === undefined) {
-    await db.executeQuery(CompiledQuery.raw(PG_GROUP_INSERT, pgGroupParameters(records)));
+    const pool = pgPoolOf(db);
+    // Named, the statement is parsed and planned once per connection, not once per group.
+    if (pool)
+      await pool.query({
+        name: 'eds_audit_group',
+        text: PG_GROUP_INSERT,
+        values: pgGroupParameters(records),
+      });
+    else await db.executeQuery(CompiledQuery.raw(PG_GROUP_INSERT, pgGroupParameters(records)));
     return;
   }
   let write = sqliteWriters.get(sqlite);
@@ -161,7 +170,7 @@ export function sqliteAuditWriter(sqlite: SQLite.Database): (rows: readonly Audi
       if (stored === undefined) {
         insertSet.run(id, JSON.stringify(set.members), set.lastUsedAt);
         for (const patientId of set.members) newMembers.push({ patient_id: patientId, set_id: id });
-      } else if (stored < set.lastUsedAt) touchSet.run(set.lastUsedAt, id);
+      } else if (stored < set.lastUsedAt - SET_LAST_USED_STEP_MS) touchSet.run(set.lastUsedAt, id);
     }
     // In key order: consecutive inserts land on the same or neighbouring B-tree pages.
     members(newMembers.sort(byMemberKey));
@@ -278,7 +287,7 @@ export interface PruneCounts {
 
 /**
  * Deletes audit records older than `beforeMs`, then the patient sets no record from then on
- * names (`last_used_at` is the newest record naming a set), at most `batchSize` rows per
+ * names (`last_used_at` is within a step of the newest record naming a set), at most `batchSize` rows per
  * transaction, so a large prune never holds a long lock. Returns the rows deleted per table.
  */
 export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Promise<PruneCounts> {
@@ -314,7 +323,7 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
     let candidates = tx
       .selectFrom('audit_patient_sets')
       .select('set_id')
-      .where('last_used_at', '<', beforeMs)
+      .where('last_used_at', '<', beforeMs - SET_LAST_USED_STEP_MS)
       .limit(batchSize);
     if (!isSqlite(tx)) candidates = candidates.forUpdate().skipLocked();
     const ids = (await candidates.execute()).map((row) => row.set_id);
@@ -322,7 +331,7 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
     const gone = await tx
       .deleteFrom('audit_patient_sets')
       .where('set_id', 'in', ids)
-      .where('last_used_at', '<', beforeMs)
+      .where('last_used_at', '<', beforeMs - SET_LAST_USED_STEP_MS)
       .returning(['set_id', 'members'])
       .execute();
     let members = 0;

@@ -15,6 +15,14 @@ export function patientSetId(sortedDistinctIds: readonly string[]): string {
   return createHash('sha256').update(JSON.stringify(sortedDistinctIds)).digest('base64url').slice(0, 22);
 }
 
+/**
+ * How stale a set's `last_used_at` may be: a record naming a stored set moves it only when it is
+ * older than this, so a set named by every group commit (a page polled by many jobs) is
+ * rewritten once a second, not hundreds of times. Retention allows for it: a prune before T
+ * deletes the sets last used before T minus this, whose records are all older than T.
+ */
+export const SET_LAST_USED_STEP_MS = 1000;
+
 export interface PatientSet {
   members: readonly string[];
   /** The newest record of the group naming the set. */

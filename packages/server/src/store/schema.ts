@@ -165,7 +165,7 @@ export interface AuditPatientSetsTable {
   set_id: string;
   /** The members as a JSON array of patient IDs. */
   members: string;
-  /** The newest record naming the set: retention keeps the set until then. */
+  /** The newest record naming the set, to within SET_LAST_USED_STEP_MS: retention keeps it. */
   last_used_at: number;
 }
 

@@ -203,7 +203,9 @@ forEachStore('audit before the answer, real processes', (kind) => {
   });
 
   test('happy: `eds audit prune --before` deletes older records and the patient sets only they named, in bounded batches; newer ones stay', async () => {
-    const cutoff = Date.now() + 1;
+    // Every earlier answer is older than the cutoff, and their sets were last used before it by
+    // more than the step a set's last use may lag.
+    const cutoff = Date.now() + 60_000;
     // A newer record naming patient A alone keeps that set (which older answers named too).
     await insertAuditRecords(store.db, [
       {

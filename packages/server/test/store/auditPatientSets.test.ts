@@ -11,7 +11,7 @@ import { Migrator, sql } from 'kysely';
 import { type AuditRecord, insertAuditRecords, pruneAudit, readDisclosures } from '../../src/store/audit.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
-import { patientSetId } from '../../src/store/patientSets.js';
+import { patientSetId, SET_LAST_USED_STEP_MS } from '../../src/store/patientSets.js';
 import {
   createTestStore,
   createUnmigratedStore,
@@ -20,6 +20,7 @@ import {
 } from '../support/stores.js';
 
 const T0 = Date.parse('2026-06-01T08:00:00Z');
+const STEP = SET_LAST_USED_STEP_MS;
 const page = Array.from({ length: 50 }, (_, i) => `pat_${String(i).padStart(2, '0')}`);
 
 let serial = 0;
@@ -65,7 +66,7 @@ forEachStore('audit patient sets', (kind) => {
     const first = [record(T0, page), record(T0 + 1, ['pat_07']), record(T0 + 2)];
     const second = [
       record(T0 + 3, [...shuffled, 'pat_03']),
-      record(T0 + 4, page),
+      record(T0 + 2 * STEP, page),
       record(T0 + 5, ['pat_07']),
     ];
     await insertAuditRecords(store.db, first);
@@ -76,18 +77,18 @@ forEachStore('audit patient sets', (kind) => {
     assert.equal(await count(store, 'audit_set_patients'), 51, 'members stored once each');
     const sets = await store.db.selectFrom('audit_patient_sets').selectAll().orderBy('set_id').execute();
     const expected = [
-      { set_id: patientSetId(page), members: page, last_used_at: T0 + 4 },
-      { set_id: patientSetId(['pat_07']), members: ['pat_07'], last_used_at: T0 + 5 },
+      { set_id: patientSetId(page), members: page, last_used_at: T0 + 2 * STEP },
+      { set_id: patientSetId(['pat_07']), members: ['pat_07'], last_used_at: T0 + 1 },
     ].sort((a, b) => (a.set_id < b.set_id ? -1 : 1));
     assert.deepEqual(
       sets.map((s) => ({ ...s, members: JSON.parse(s.members), last_used_at: Number(s.last_used_at) })),
       expected,
-      'each set remembers the newest record naming it',
+      'a set remembers its newest record, moved only when a step newer',
     );
     const named = await store.db
       .selectFrom('audit_log')
       .select(['request_id', 'patient_set'])
-      .orderBy('at')
+      .orderBy('request_id')
       .execute();
     assert.deepEqual(
       named.map((row) => row.patient_set),
@@ -105,7 +106,7 @@ forEachStore('audit patient sets', (kind) => {
 
   test('happy: the patient report reads every record that carried the patient, newest first, across its sets, in pages', async () => {
     const all = await report(store, 'pat_07');
-    assert.deepEqual(all, ['req_0006', 'req_0005', 'req_0004', 'req_0002', 'req_0001']);
+    assert.deepEqual(all, ['req_0005', 'req_0006', 'req_0004', 'req_0002', 'req_0001']);
     assert.deepEqual(await report(store, 'pat_07', 2), all, 'pages of two give the same answer');
     assert.deepEqual(await report(store, 'pat_03'), ['req_0005', 'req_0004', 'req_0001']);
     assert.deepEqual(await report(store, 'pat_99'), []);
@@ -113,15 +114,15 @@ forEachStore('audit patient sets', (kind) => {
 
   test('happy: prune deletes a set only with the last record naming it', async () => {
     // The single patient's set is named again later; the page's is not.
-    await insertAuditRecords(store.db, [record(T0 + 100, ['pat_07'])]);
-    const deleted = await pruneAudit(store.db, T0 + 50, 1);
+    await insertAuditRecords(store.db, [record(T0 + 10 * STEP, ['pat_07'])]);
+    const deleted = await pruneAudit(store.db, T0 + 5 * STEP, 1);
     assert.deepEqual(deleted, { audit_log: 6, audit_patient_sets: 1, audit_set_patients: 50 });
     assert.equal(await count(store, 'audit_patient_sets'), 1);
     assert.equal(await count(store, 'audit_set_patients'), 1);
     assert.deepEqual(await report(store, 'pat_07'), ['req_0007']);
     assert.deepEqual(await report(store, 'pat_03'), []);
     // Named again after its prune, the page's set is stored again, whole.
-    await insertAuditRecords(store.db, [record(T0 + 200, page)]);
+    await insertAuditRecords(store.db, [record(T0 + 20 * STEP, page)]);
     assert.equal(await count(store, 'audit_set_patients'), 51);
     assert.deepEqual(await report(store, 'pat_03'), ['req_0008']);
   });
@@ -211,7 +212,7 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
   }, async () => {
     const held = ['pat_held'];
     const free = ['pat_free'];
-    await insertAuditRecords(store.db, [record(T0 + 1_000, held), record(T0 + 1_000, free)]);
+    await insertAuditRecords(store.db, [record(T0 + 100 * STEP, held), record(T0 + 100 * STEP, free)]);
     await store.db.transaction().execute(async (tx) => {
       // What a writer's upsert does to a set it names: it holds the row until its commit.
       await tx
@@ -220,7 +221,7 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
         .where('set_id', '=', patientSetId(held))
         .forUpdate()
         .execute();
-      const deleted = await pruneAudit(second.db, T0 + 2_000);
+      const deleted = await pruneAudit(second.db, T0 + 200 * STEP);
       assert.equal(deleted.audit_patient_sets >= 1, true);
       const left = await second.db.selectFrom('audit_patient_sets').select('set_id').execute();
       assert.deepEqual(
