@@ -61,23 +61,23 @@ const AUDIT_PG_TYPES: Record<(typeof AUDIT_COLUMNS)[number], string> = {
  * (ON CONFLICT DO UPDATE locks the row even where its WHERE skips the update) and gets a newer
  * `last_used_at` when its own is over a step old. Members are written only for the sets this
  * statement inserted (`xmax = 0` tells an inserted row from an updated one; a skipped one is not
- * returned): a set is stored once however many processes disclose it at the same moment, since
- * the second waits on the first's unique key and then finds it.
+ * returned), expanded in SQL from the set's JSON: the request thread sends one string per set, not
+ * an array element per patient. A set is stored once however many processes disclose it at the
+ * same moment, since the second waits on the first's unique key and then finds it.
  */
 const PG_GROUP_INSERT = (() => {
   let n = 0;
   const p = (type: string) => `$${++n}::${type}[]`;
   const sets = `unnest(${p('text')}, ${p('text')}, ${p('bigint')})`;
-  const members = `unnest(${p('text')}, ${p('text')}) AS m(patient_id, set_id)`;
   const audit = `unnest(${Object.values(AUDIT_PG_TYPES).map(p).join(', ')})`;
   return `WITH sets AS (
   INSERT INTO audit_patient_sets (set_id, members, last_used_at) SELECT * FROM ${sets}
   ON CONFLICT (set_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at
     WHERE audit_patient_sets.last_used_at < EXCLUDED.last_used_at - ${SET_LAST_USED_STEP_MS}
-  RETURNING set_id, xmax = 0 AS inserted
+  RETURNING set_id, members, xmax = 0 AS inserted
 ), members AS (
   INSERT INTO audit_set_patients (patient_id, set_id)
-  SELECT m.patient_id, m.set_id FROM ${members} JOIN sets ON sets.set_id = m.set_id AND sets.inserted
+  SELECT json_array_elements_text(sets.members::json), sets.set_id FROM sets WHERE sets.inserted
   ON CONFLICT DO NOTHING
 )
 INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) SELECT * FROM ${audit}`;
@@ -89,20 +89,10 @@ function columnArrays<Row extends object>(rows: readonly Row[], columns: readonl
 
 function pgGroupParameters(records: readonly AuditRecord[]): unknown[] {
   const { setIds, sets } = patientSetsOf(records);
-  const memberPatients: string[] = [];
-  const memberSets: string[] = [];
-  for (const [id, set] of sets) {
-    for (const patientId of set.members) {
-      memberPatients.push(patientId);
-      memberSets.push(id);
-    }
-  }
   return [
     sets.map(([id]) => id),
-    sets.map(([, set]) => JSON.stringify(set.members)),
+    sets.map(([, set]) => set.membersJson),
     sets.map(([, set]) => set.lastUsedAt),
-    memberPatients,
-    memberSets,
     ...columnArrays(auditRowsOf(records, setIds), AUDIT_COLUMNS),
   ];
 }
@@ -168,7 +158,7 @@ export function sqliteAuditWriter(sqlite: SQLite.Database): (rows: readonly Audi
     for (const [id, set] of sets) {
       const stored = lastUsed.get(id) as number | undefined;
       if (stored === undefined) {
-        insertSet.run(id, JSON.stringify(set.members), set.lastUsedAt);
+        insertSet.run(id, set.membersJson, set.lastUsedAt);
         for (const patientId of set.members) newMembers.push({ patient_id: patientId, set_id: id });
       } else if (stored < set.lastUsedAt - SET_LAST_USED_STEP_MS) touchSet.run(set.lastUsedAt, id);
     }

@@ -12,7 +12,11 @@ import { createHash } from 'node:crypto';
  * patients under another's records, is as likely as guessing a random 128-bit key.
  */
 export function patientSetId(sortedDistinctIds: readonly string[]): string {
-  return createHash('sha256').update(JSON.stringify(sortedDistinctIds)).digest('base64url').slice(0, 22);
+  return setIdOfMembersJson(JSON.stringify(sortedDistinctIds));
+}
+
+function setIdOfMembersJson(json: string): string {
+  return createHash('sha256').update(json).digest('base64url').slice(0, 22);
 }
 
 /**
@@ -25,6 +29,8 @@ export const SET_LAST_USED_STEP_MS = 1000;
 
 export interface PatientSet {
   members: readonly string[];
+  /** The members as stored: the JSON array the set's name is the digest of. */
+  membersJson: string;
   /** The newest record of the group naming the set. */
   lastUsedAt: number;
 }
@@ -42,9 +48,10 @@ export function patientSetsOf<Record extends { at: number; patient_ids?: readonl
     const ids = record.patient_ids;
     if (ids === undefined || ids.length === 0) return null;
     const members = [...new Set(ids)].sort();
-    const id = patientSetId(members);
+    const membersJson = JSON.stringify(members);
+    const id = setIdOfMembersJson(membersJson);
     const seen = sets.get(id);
-    if (seen === undefined) sets.set(id, { members, lastUsedAt: record.at });
+    if (seen === undefined) sets.set(id, { members, membersJson, lastUsedAt: record.at });
     else if (seen.lastUsedAt < record.at) seen.lastUsedAt = record.at;
     return id;
   });
