@@ -6,7 +6,8 @@
  * ceiling and the server's peak RSS.
  *
  * Options: --store sqlite|postgres --encounters N --connections C --duration S
- * --routes TEXT (only the parts whose name contains it: the routes below, "limiter", "audit writer")
+ * --routes TEXT (only the parts whose name contains it: the routes below, "limiter", "audit writer";
+ *   "list, a new page each time" walks the pages so that no answer repeats a set of patients)
  * --before PATH|COMMIT (other code: a checkout such as a worktree of main, or a commit of this
  *   repository, built by `git archive` beside the results; its server is measured on the same
  *   data set in the same run, route by route back to back with this one and the ceiling; the
@@ -36,7 +37,7 @@ import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
 import { beforeRoot, type Child, eds, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
-import { createWrk, type WrkResult } from './wrk.js';
+import { createWrk, type PathWalk, type WrkResult } from './wrk.js';
 
 const { values } = parseArgs({
   options: {
@@ -229,6 +230,28 @@ function medianByRps(results: WrkResult[]): WrkResult {
   return [...results].sort((x, y) => x.rps - y.rps)[Math.floor(results.length / 2)]!;
 }
 
+/**
+ * The pages of "list, a new page each time": every window of 50 encounters, (offset k, limit 50)
+ * for each k, then windows of 49, and so on, ordered so that consecutive requests read disjoint
+ * pages (offsets 0, 50, 100, …, then 1, 51, …) as a sync job paging through does. Each is a set of
+ * patients no earlier request carried, until the walk has used them all: each server walks them
+ * from its own start, continuing across rounds, so no run repeats a page that server has served.
+ */
+function newPageWalks(sides: Side[]): Map<Side, PathWalk> {
+  const file = join(RESULTS, `list-pages-${N}.txt`);
+  if (!existsSync(file)) {
+    const paths: string[] = [];
+    for (let limit = 50; limit > 40; limit--) {
+      const windows = N - limit + 1;
+      for (let phase = 0; phase < limit; phase++)
+        for (let offset = phase; offset < windows; offset += limit)
+          paths.push(`/external/v1/encounters?limit=${limit}&offset=${offset}`);
+    }
+    writeFileSync(file, `${paths.join('\n')}\n`);
+  }
+  return new Map(sides.map((side) => [side, { file, next: 0 }]));
+}
+
 /** Every server this run started, stopped however the run ends. */
 const started: Child[] = [];
 
@@ -240,10 +263,11 @@ async function measureOn(
   wrk: ReturnType<typeof createWrk>,
   path: string,
   auth: 'key' | string | undefined,
+  walk?: PathWalk,
 ): Promise<WrkResult & { stalls?: unknown }> {
   const token = auth === 'key' ? side.token : auth;
   if (values.stalls) side.server.process.kill('SIGUSR2');
-  const m = await wrk.measure(`${side.base}${path}`, token, DURATION);
+  const m = await wrk.measure(`${side.base}${path}`, token, DURATION, walk);
   if (!values.stalls) return m;
   rmSync(side.stallFile, { force: true });
   side.server.process.kill('SIGUSR2');
@@ -276,6 +300,8 @@ async function main() {
   const windowQuery = `&start_at=${encodeURIComponent(first)}&end_at=${encodeURIComponent(mid.toISOString())}`;
   const routes: [string, string, 'key' | string][] = [
     ['list, offset 0', listUrl, 'key'],
+    // Walks the pages instead (recorded, and served by the ceiling, as the first page).
+    ['list, a new page each time', listUrl, 'key'],
     ['list, offset 10000', `${listUrl}&offset=10000`, 'key'],
     ['list, window, offset 0', `${listUrl}${windowQuery}`, 'key'],
     ['list, window, offset 10000', `${listUrl}&offset=10000${windowQuery}`, 'key'],
@@ -295,6 +321,7 @@ async function main() {
     ['unknown key (401)', listUrl, unknownToken()],
   ];
   const selected = routes.filter(([name]) => selects(name));
+  const newPages = newPageWalks(sides);
 
   // Record the real responses; the ceiling serves exactly these bytes.
   const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
@@ -340,12 +367,13 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       let b: WrkResult | undefined;
       let a: WrkResult;
+      const walk = (side: Side) => (name === 'list, a new page each time' ? newPages.get(side) : undefined);
       if (before && round % 2 === 1) {
-        a = await measureOn(after, wrk, path, auth);
-        b = await measureOn(before, wrk, path, auth);
+        a = await measureOn(after, wrk, path, auth, walk(after));
+        b = await measureOn(before, wrk, path, auth, walk(before));
       } else {
-        b = before ? await measureOn(before, wrk, path, auth) : undefined;
-        a = await measureOn(after, wrk, path, auth);
+        b = before ? await measureOn(before, wrk, path, auth, walk(before)) : undefined;
+        a = await measureOn(after, wrk, path, auth, walk(after));
       }
       const c = await wrk.measure(`http://127.0.0.1:${ceilingPort}${key}`, undefined, DURATION);
       turns.push({ b, a, c });
@@ -383,6 +411,13 @@ async function main() {
         console.error(`  ! ${side}: ${m.non2xx} answers were not 2xx/3xx`);
       if (m && m.errors > 0) console.error(`  ! ${side}: ${m.errors} socket errors or timeouts`);
     }
+  }
+  for (const [side, walk] of newPages) {
+    const pages = readFileSync(walk.file, 'utf8').split('\n').length - 1;
+    if (walk.next > pages)
+      console.error(
+        `  ! ${side.label || 'server'}: the walk of new pages went round (${walk.next} requests, ${pages} pages): later pages repeated`,
+      );
   }
   const peakRss = after.server.peakRss();
   const beforePeakRss = before?.server.peakRss();

@@ -18,6 +18,31 @@ done = function(summary, latency, requests)
 end
 `;
 
+/**
+ * A request hook for routes whose path changes with every request: the paths come from a file
+ * (one a line), read once, taken in order from a starting index given on the command line.
+ */
+const PATHS_SCRIPT = `
+local paths = {}
+local i = 0
+init = function(args)
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  i = tonumber(args[2])
+end
+request = function()
+  local path = paths[(i % #paths) + 1]
+  i = i + 1
+  return wrk.format(nil, path)
+end
+`;
+
+/** Paths to walk, and where the next run starts in them (kept across runs by the caller). */
+export interface PathWalk {
+  file: string;
+  /** How many paths to skip; advanced by every run's requests, warm-ups included. */
+  next: number;
+}
+
 export interface WrkResult {
   rps: number;
   requests: number;
@@ -46,11 +71,20 @@ export function cpuSeconds(pid: number): number | undefined {
 export function createWrk(resultsDir: string, connections: number) {
   const script = join(resultsDir, 'wrk-summary.lua');
   writeFileSync(script, SCRIPT);
-  const run = (url: string, token: string | undefined, seconds: number): Promise<WrkResult> =>
+  const walkScript = join(resultsDir, 'wrk-walk.lua');
+  writeFileSync(walkScript, PATHS_SCRIPT + SCRIPT);
+  const run = (
+    url: string,
+    token: string | undefined,
+    seconds: number,
+    walk?: PathWalk,
+  ): Promise<WrkResult> =>
     new Promise((resolve, reject) => {
-      const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script];
+      const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s'];
+      args.push('-s', walk ? walkScript : script);
       if (token) args.push('-H', `Authorization: Bearer ${token}`);
       args.push(url);
+      if (walk) args.push('--', walk.file, String(walk.next));
       const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       let cpu = 0;
@@ -67,6 +101,8 @@ export function createWrk(resultsDir: string, connections: number) {
         if (code !== 0 || !line) return reject(new Error(`wrk failed (${code}): ${out.slice(-500)}`));
         const s = JSON.parse(line.slice('WRK_JSON '.length));
         const duration = s.duration_us / 1e6;
+        // Answers still in flight when wrk stopped were sent too.
+        if (walk) walk.next += s.requests + connections;
         resolve({
           rps: s.requests / duration,
           requests: s.requests,
@@ -81,9 +117,14 @@ export function createWrk(resultsDir: string, connections: number) {
     });
   return {
     /** A one-second warm-up, then the measured run. */
-    async measure(url: string, token: string | undefined, seconds: number): Promise<WrkResult> {
-      await run(url, token, 1);
-      return run(url, token, seconds);
+    async measure(
+      url: string,
+      token: string | undefined,
+      seconds: number,
+      walk?: PathWalk,
+    ): Promise<WrkResult> {
+      await run(url, token, 1, walk);
+      return run(url, token, seconds, walk);
     },
     /** The measured run alone (the caller has warmed up, and samples around it). */
     run,
