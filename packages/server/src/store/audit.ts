@@ -236,36 +236,78 @@ export interface DisclosureQuery {
   untilMs?: number | undefined;
 }
 
+interface Disclosure {
+  at: number;
+  request_id: string;
+  organization_id: string | null;
+  key_id: string | null;
+  route: string;
+}
+
+/** Rows fetched from one set's records at a time while merging. */
+const SET_READ_BATCH = 100;
+
+const newerFirst = (a: Disclosure, b: Disclosure) =>
+  a.at !== b.at ? b.at - a.at : a.request_id < b.request_id ? 1 : a.request_id > b.request_id ? -1 : 0;
+
 /**
- * Every audited answer that carried one patient's data, newest first, a page at a time: the
- * patient's sets from the (patient_id, set_id) key, their records from the (patient_set, at)
- * index; an organization filter is applied in the same query.
+ * Every audited answer that carried one patient's data, newest first, streamed: the patient's
+ * sets from the (patient_id, set_id) key, then a merge of each set's records read newest first
+ * from the (patient_set, at, request_id) index, a batch at a time from where that set's last
+ * batch ended. A set named by millions of records (a page polled for months) is read only as far
+ * as the report goes, and every record is read once. Filters apply in each set's query.
  */
-export async function* readDisclosures(db: Db, query: DisclosureQuery, pageSize = 1000) {
-  let before: { at: number; requestId: string } | undefined;
-  for (;;) {
+export async function* readDisclosures(
+  db: Db,
+  query: DisclosureQuery,
+  batchSize = SET_READ_BATCH,
+): AsyncGenerator<Disclosure> {
+  const sets = await db
+    .selectFrom('audit_set_patients')
+    .select('set_id')
+    .where('patient_id', '=', query.patientId)
+    .execute();
+  const streams = sets.map(({ set_id }) => ({
+    setId: set_id,
+    rows: [] as Disclosure[],
+    next: 0,
+    done: false,
+  }));
+  const refill = async (stream: (typeof streams)[number]) => {
+    const last = stream.rows[stream.rows.length - 1];
     let q = db
-      .selectFrom('audit_set_patients as sp')
-      .innerJoin('audit_log as a', 'a.patient_set', 'sp.set_id')
-      .select(['a.at', 'a.request_id', 'a.organization_id', 'a.key_id', 'a.route'])
-      .where('sp.patient_id', '=', query.patientId);
-    if (query.organizationId !== undefined) q = q.where('a.organization_id', '=', query.organizationId);
-    if (query.sinceMs !== undefined) q = q.where('a.at', '>=', query.sinceMs);
-    if (query.untilMs !== undefined) q = q.where('a.at', '<', query.untilMs);
-    if (before !== undefined) {
-      const cursor = before;
-      q = q.where((eb) =>
-        eb.or([
-          eb('a.at', '<', cursor.at),
-          eb.and([eb('a.at', '=', cursor.at), eb('a.request_id', '<', cursor.requestId)]),
-        ]),
-      );
+      .selectFrom('audit_log')
+      .select(['at', 'request_id', 'organization_id', 'key_id', 'route'])
+      .where('patient_set', '=', stream.setId);
+    if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
+    if (query.sinceMs !== undefined) q = q.where('at', '>=', query.sinceMs);
+    if (query.untilMs !== undefined) q = q.where('at', '<', query.untilMs);
+    if (last !== undefined) {
+      // `at <=` bounds the index range; the OR then only decides the rows of that one instant.
+      q = q
+        .where('at', '<=', last.at)
+        .where((eb) =>
+          eb.or([
+            eb('at', '<', last.at),
+            eb.and([eb('at', '=', last.at), eb('request_id', '<', last.request_id)]),
+          ]),
+        );
     }
-    const rows = await q.orderBy('a.at', 'desc').orderBy('a.request_id', 'desc').limit(pageSize).execute();
-    for (const row of rows) yield row;
-    if (rows.length < pageSize) return;
-    const last = rows[rows.length - 1]!;
-    before = { at: last.at, requestId: last.request_id };
+    stream.rows = await q.orderBy('at', 'desc').orderBy('request_id', 'desc').limit(batchSize).execute();
+    stream.next = 0;
+    stream.done = stream.rows.length < batchSize;
+  };
+  for (const stream of streams) await refill(stream);
+  for (;;) {
+    let newest: (typeof streams)[number] | undefined;
+    for (const stream of streams) {
+      if (stream.next >= stream.rows.length) continue;
+      if (newest === undefined || newerFirst(stream.rows[stream.next]!, newest.rows[newest.next]!) < 0)
+        newest = stream;
+    }
+    if (newest === undefined) return;
+    yield newest.rows[newest.next++]!;
+    if (newest.next >= newest.rows.length && !newest.done) await refill(newest);
   }
 }
 
@@ -276,9 +318,9 @@ export interface PruneCounts {
 }
 
 /**
- * Deletes audit records older than `beforeMs`, then the patient sets no record from then on
- * names (`last_used_at` is within a step of the newest record naming a set), at most `batchSize` rows per
- * transaction, so a large prune never holds a long lock. Returns the rows deleted per table.
+ * Deletes audit records older than `beforeMs`, then the patient sets that no record names any
+ * more, with their members, in transactions of at most about `batchSize` rows each, so a large
+ * prune never holds the audit writer up for long. Returns the rows deleted per table.
  */
 export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Promise<PruneCounts> {
   const deleted: PruneCounts = { audit_log: 0, audit_patient_sets: 0, audit_set_patients: 0 };
@@ -297,43 +339,94 @@ export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Pr
     const batch = await deleteSetBatch(db, beforeMs, batchSize);
     deleted.audit_patient_sets += batch.sets;
     deleted.audit_set_patients += batch.members;
-    if (batch.sets < batchSize) break;
+    if (batch.candidates < batchSize) break;
   }
   return deleted;
 }
 
+/** Member rows per delete statement: two parameters each. */
+const MEMBER_DELETE_CHUNK = 500;
+
 /**
- * One batch of unused sets and their members, in one transaction. On PostgreSQL the candidates
- * are locked with SKIP LOCKED and the delete checks `last_used_at` again: a set that a writer is
- * naming right now is left alone (the writer holds it, and its new `last_used_at` keeps it), and
- * the prune never waits on a writer, so the two cannot deadlock.
+ * One batch of unused sets and their members, in one transaction of about `batchSize` member
+ * rows (sets are taken until their members reach it, at least one). A set is unused when no
+ * record names it; `last_used_at` (older than the cut by more than its step) only narrows the
+ * candidates cheaply. The check that no record names it is what keeps a set whose record was
+ * written during the prune, with a time before the cut (a lagging clock, or a cut at "now").
+ * On PostgreSQL the candidates are locked with SKIP LOCKED, so a set a writer is naming right
+ * now is passed over, the prune never waits on a writer, and a writer that names a set after
+ * this batch locked it waits, then stores it afresh.
  */
 async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
   return db.transaction().execute(async (tx) => {
     let candidates = tx
-      .selectFrom('audit_patient_sets')
-      .select('set_id')
-      .where('last_used_at', '<', beforeMs - SET_LAST_USED_STEP_MS)
+      .selectFrom('audit_patient_sets as s')
+      .select(['s.set_id', 's.members'])
+      .where('s.last_used_at', '<', beforeMs - SET_LAST_USED_STEP_MS)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('audit_log as a').select('a.id').whereRef('a.patient_set', '=', 's.set_id'))),
+      )
       .limit(batchSize);
     if (!isSqlite(tx)) candidates = candidates.forUpdate().skipLocked();
-    const ids = (await candidates.execute()).map((row) => row.set_id);
-    if (ids.length === 0) return { sets: 0, members: 0 };
-    const gone = await tx
-      .deleteFrom('audit_patient_sets')
-      .where('set_id', 'in', ids)
-      .where('last_used_at', '<', beforeMs - SET_LAST_USED_STEP_MS)
-      .returning(['set_id', 'members'])
+    const found = await candidates.execute();
+    let chosen: { setId: string; members: string[] }[] = [];
+    let memberCount = 0;
+    for (const set of found) {
+      if (chosen.length > 0 && memberCount >= batchSize) break;
+      const members = JSON.parse(set.members) as string[];
+      chosen.push({ setId: set.set_id, members });
+      memberCount += members.length;
+    }
+    if (chosen.length === 0) return { candidates: 0, sets: 0, members: 0 };
+    // Checked again now that the sets are locked (PostgreSQL: a fresh snapshot per statement):
+    // a writer that named one of them just before the lock has committed by now and shows here,
+    // and any later one waits for this transaction.
+    const named = await tx
+      .selectFrom('audit_log')
+      .select('patient_set')
+      .distinct()
+      .where(
+        'patient_set',
+        'in',
+        chosen.map((set) => set.setId),
+      )
       .execute();
+    if (named.length > 0) {
+      const inUse = new Set(named.map((row) => row.patient_set));
+      chosen = chosen.filter((set) => !inUse.has(set.setId));
+      if (chosen.length === 0) return { candidates: found.length, sets: 0, members: 0 };
+    }
+    const pairs = chosen.flatMap(({ setId, members }) =>
+      members.map((patientId) => [patientId, setId] as const),
+    );
     let members = 0;
-    for (const set of gone) {
-      const patientIds = JSON.parse(set.members) as string[];
+    for (let i = 0; i < pairs.length; i += MEMBER_DELETE_CHUNK) {
+      const chunk = pairs.slice(i, i + MEMBER_DELETE_CHUNK);
       const result = await tx
         .deleteFrom('audit_set_patients')
-        .where('set_id', '=', set.set_id)
-        .where('patient_id', 'in', patientIds)
+        .where(({ eb, refTuple, tuple }) =>
+          eb(
+            refTuple('patient_id', 'set_id'),
+            'in',
+            chunk.map(([patientId, setId]) => tuple(patientId, setId)),
+          ),
+        )
         .executeTakeFirst();
       members += Number(result.numDeletedRows);
     }
-    return { sets: gone.length, members };
+    const sets = await tx
+      .deleteFrom('audit_patient_sets')
+      .where(
+        'set_id',
+        'in',
+        chosen.map((set) => set.setId),
+      )
+      .executeTakeFirst();
+    // Fewer sets taken than found means the batch filled up: more may follow.
+    return {
+      candidates: chosen.length < found.length ? batchSize : found.length,
+      sets: Number(sets.numDeletedRows),
+      members,
+    };
   });
 }

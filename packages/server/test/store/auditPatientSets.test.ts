@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
+import pg from 'pg';
 import { type AuditRecord, insertAuditRecords, pruneAudit, readDisclosures } from '../../src/store/audit.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
@@ -18,6 +19,7 @@ import {
   forEachStore,
   type TestDatabase,
 } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
 
 const T0 = Date.parse('2026-06-01T08:00:00Z');
 const STEP = SET_LAST_USED_STEP_MS;
@@ -126,6 +128,47 @@ forEachStore('audit patient sets', (kind) => {
     assert.equal(await count(store, 'audit_set_patients'), 51);
     assert.deepEqual(await report(store, 'pat_03'), ['req_0008']);
   });
+
+  test('happy: the report merges the sets newest first, equal times by request ID, whatever the read batch', async () => {
+    const sets = [['pat_m'], ['pat_m', 'pat_n'], ['pat_m', 'pat_o', 'pat_p']];
+    const written: AuditRecord[] = [];
+    // Times from a small range, so that records of different sets share instants.
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    for (let i = 0; i < 40; i++) written.push(record(T0 + Math.floor(random() * 12), sets[i % 3]!));
+    await insertAuditRecords(store.db, written);
+    const expected = [...written]
+      .sort((a, b) => (a.at !== b.at ? b.at - a.at : a.request_id < b.request_id ? 1 : -1))
+      .map((r) => r.request_id);
+    for (const batch of [1, 2, 3, 7, 100]) {
+      const got: string[] = [];
+      for await (const row of readDisclosures(store.db, { patientId: 'pat_m', untilMs: T0 + 12 }, batch))
+        got.push(row.request_id);
+      assert.deepEqual(got, expected, `read batches of ${batch}`);
+    }
+    const withN = expected.filter((id) =>
+      written.find((r) => r.request_id === id)!.patient_ids!.includes('pat_n'),
+    );
+    assert.deepEqual(await report(store, 'pat_n', 3), withN, 'one set of the three');
+  });
+
+  test('security: a set that a remaining record names is kept, whatever its last use says', async () => {
+    await insertAuditRecords(store.db, [record(T0 + 30 * STEP, ['pat_late'])]);
+    // A record written while a prune ran, stamped by a clock far behind: its set's last use was
+    // not moved (within the step of the writer's view), yet the record is newer than the cut.
+    const late = { ...record(T0 + 90 * STEP, ['pat_late']), patient_set: patientSetId(['pat_late']) };
+    const { patient_ids: _, ...row } = late;
+    await store.db.insertInto('audit_log').values(row).execute();
+    await pruneAudit(store.db, T0 + 60 * STEP);
+    assert.deepEqual(
+      await report(store, 'pat_late'),
+      [late.request_id],
+      'its record still names the patient',
+    );
+  });
 });
 
 forEachStore('audit patient sets: migration 009 both ways', (kind) => {
@@ -177,7 +220,9 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
   before(async () => {
     store = await createTestStore(kind);
     // A second connection pool on the same database: another API process, as far as it can tell.
-    second = openStore(store.database.config);
+    // On PostgreSQL its statements give up after 5 s, so a prune that waited would fail, not hang.
+    const config = store.database.config;
+    second = openStore(config.dialect === 'postgres' ? { ...config, statementTimeoutMs: 5_000 } : config);
   });
   after(async () => {
     await second.close();
@@ -230,5 +275,52 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
         'the held set stays, the free one is gone',
       );
     });
+  });
+
+  test('security: a writer naming a set that a prune has locked waits, then stores the set afresh with its members', {
+    skip: kind === 'sqlite' && 'SQLite serializes writers: a prune and a writer never overlap',
+  }, async () => {
+    const patients = ['pat_reborn_a', 'pat_reborn_b', 'pat_reborn_c'];
+    const id = patientSetId(patients);
+    const first = record(T0 + 300 * STEP, patients);
+    await insertAuditRecords(store.db, [first]);
+    const client = new pg.Client({ connectionString: store.database.url });
+    await client.connect();
+    try {
+      // What a prune does: delete the old record, then, in a batch, lock its set (no record
+      // names it now), delete its members and then the set.
+      await client.query('DELETE FROM audit_log WHERE request_id = $1', [first.request_id]);
+      await client.query('BEGIN');
+      await client.query('SELECT set_id FROM audit_patient_sets WHERE set_id = $1 FOR UPDATE', [id]);
+      await client.query('DELETE FROM audit_set_patients WHERE set_id = $1', [id]);
+      await client.query('DELETE FROM audit_patient_sets WHERE set_id = $1', [id]);
+      const again = record(T0 + 301 * STEP, patients);
+      const writing = insertAuditRecords(second.db, [again]);
+      // The writer is blocked on the prune's lock until it commits.
+      await waitFor(async () => {
+        const waiting = await store.db
+          .selectFrom(sql<{ wait_event_type: string | null; query: string }>`pg_stat_activity`.as('p'))
+          .select(sql<number>`count(*)`.as('n'))
+          .where(sql<boolean>`wait_event_type = 'Lock' and query like '%audit_patient_sets%'`)
+          .executeTakeFirstOrThrow();
+        return Number(waiting.n) > 0;
+      }, 'the writer waiting on the lock');
+      await client.query('COMMIT');
+      await writing;
+      const members = await store.db
+        .selectFrom('audit_set_patients')
+        .select('patient_id')
+        .where('set_id', '=', id)
+        .orderBy('patient_id')
+        .execute();
+      assert.deepEqual(
+        members.map((m) => m.patient_id),
+        patients,
+        'the set is whole again',
+      );
+      assert.deepEqual(await report(store, 'pat_reborn_b'), [again.request_id]);
+    } finally {
+      await client.end();
+    }
   });
 });

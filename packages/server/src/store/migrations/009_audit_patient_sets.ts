@@ -13,7 +13,8 @@ import { up as createAuditDisclosures } from './006_audit_disclosures.js';
  *   rows by key; an index by set would be one more random insert per member) and the last time
  *   a record used it (retention deletes a set only once no record can still name it).
  * - `audit_set_patients`: the members, keyed by patient first: `eds audit --patient` reads the
- *   patient's sets from this key and their records from `audit_log (patient_set, at)`.
+ *   patient's sets from this key and their records from `audit_log (patient_set, at, request_id)`,
+ *   newest first.
  * - `audit_log.patient_set`: the set the record's answer carried (NULL: none).
  *
  * A repeated page now costs one audit row and one set lookup; a new page costs its member rows
@@ -21,6 +22,23 @@ import { up as createAuditDisclosures } from './006_audit_disclosures.js';
  * can be computed in SQL on SQLite, and a set of its own per record is always correct).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await atomically(db, upSteps);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await atomically(db, downSteps);
+}
+
+/**
+ * Kysely runs a PostgreSQL migration in a transaction, but each SQLite statement on its own: this
+ * one moves the whole disclosure table, and a run cut short must not leave half a schema behind.
+ */
+async function atomically(db: Kysely<unknown>, steps: (db: Kysely<unknown>) => Promise<void>) {
+  if (isSqlite(db)) await db.transaction().execute(steps);
+  else await steps(db);
+}
+
+async function upSteps(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('audit_patient_sets')
     .addColumn('set_id', 'text', (c) => c.primaryKey())
@@ -45,14 +63,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('audit_log_patient_set')
     .on('audit_log')
-    .columns(['patient_set', 'at'])
+    .columns(['patient_set', 'at', 'request_id'])
     .where(sql.ref('patient_set'), 'is not', null)
     .execute();
 
   const membersOf = isSqlite(db) ? sql`json_group_array(patient_id)` : sql`json_agg(patient_id)::text`;
   await sql`INSERT INTO audit_patient_sets (set_id, members, last_used_at)
     SELECT set_id, ${membersOf}, MAX(at) FROM (
-      SELECT DISTINCT 'r:' || request_id AS set_id, patient_id, at FROM audit_disclosures
+      SELECT 'r:' || request_id AS set_id, patient_id, MAX(at) AS at FROM audit_disclosures
+      GROUP BY request_id, patient_id
     ) AS disclosed GROUP BY set_id`.execute(db);
   await sql`INSERT INTO audit_set_patients (patient_id, set_id)
     SELECT DISTINCT patient_id, 'r:' || request_id FROM audit_disclosures`.execute(db);
@@ -61,7 +80,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('audit_disclosures').execute();
 }
 
-export async function down(db: Kysely<unknown>): Promise<void> {
+async function downSteps(db: Kysely<unknown>): Promise<void> {
   await createAuditDisclosures(db);
   await sql`INSERT INTO audit_disclosures (patient_id, at, request_id, organization_id, key_id, route)
     SELECT sp.patient_id, a.at, a.request_id, a.organization_id, a.key_id, a.route
