@@ -301,7 +301,9 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
         const waiting = await store.db
           .selectFrom(sql<{ wait_event_type: string | null; query: string }>`pg_stat_activity`.as('p'))
           .select(sql<number>`count(*)`.as('n'))
-          .where(sql<boolean>`wait_event_type = 'Lock' and query like '%audit_patient_sets%'`)
+          .where(
+            sql<boolean>`datname = current_database() and wait_event_type = 'Lock' and query like '%audit_patient_sets%'`,
+          )
           .executeTakeFirstOrThrow();
         return Number(waiting.n) > 0;
       }, 'the writer waiting on the lock');
