@@ -1,9 +1,10 @@
 import type SQLite from 'better-sqlite3';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type SelectQueryBuilder } from 'kysely';
 import { type Db, pgPoolOf, sqliteHandleOf } from './database.js';
 import { isSqlite } from './dialect.js';
 import { patientSetsOf, SET_LAST_USED_STEP_MS } from './patientSets.js';
-import type { AuditInsert } from './schema.js';
+import { PriorityQueue } from './priorityQueue.js';
+import type { AuditInsert, Database } from './schema.js';
 
 const AUDIT_COLUMNS = [
   'at',
@@ -247,41 +248,83 @@ interface Disclosure {
 /** Rows fetched from one set's records at a time while merging. */
 const SET_READ_BATCH = 100;
 
-const newerFirst = (a: Disclosure, b: Disclosure) =>
-  a.at !== b.at ? b.at - a.at : a.request_id < b.request_id ? 1 : a.request_id > b.request_id ? -1 : 0;
+/** Sets per statement when finding each set's newest record. */
+const SET_HEAD_CHUNK = 500;
+
+/** One set's records in the merge: those fetched, and where the next fetch starts. */
+interface SetStream {
+  setId: string;
+  rows: Disclosure[];
+  next: number;
+  /** No record older than the last fetched one is left. */
+  done: boolean;
+  /** Before the first fetch: the set's newest time, an upper bound for all its records. */
+  headAt: number;
+}
+
+/** The stream's next record's place in newest-first order (an unfetched set sorts first at its time). */
+function headOf(stream: SetStream): { at: number; requestId: string } {
+  const row = stream.rows[stream.next];
+  return row ? { at: row.at, requestId: row.request_id } : { at: stream.headAt, requestId: '\u{10ffff}' };
+}
+
+function newerHead(a: SetStream, b: SetStream): boolean {
+  const x = headOf(a);
+  const y = headOf(b);
+  return x.at !== y.at ? x.at > y.at : x.requestId > y.requestId;
+}
 
 /**
  * Every audited answer that carried one patient's data, newest first, streamed: the patient's
- * sets from the (patient_id, set_id) key, then a merge of each set's records read newest first
- * from the (patient_set, at, request_id) index, a batch at a time from where that set's last
- * batch ended. A set named by millions of records (a page polled for months) is read only as far
- * as the report goes, and every record is read once. Filters apply in each set's query.
+ * sets from the (patient_id, set_id) key, each set's newest matching time in one grouped statement
+ * (an index seek per set), then a merge that reads a set's records, newest first from the
+ * (patient_set, at, request_id) index and a batch at a time, only when that set is next in line.
+ * A set named by millions of records (a page polled for months) is read only as far as the
+ * report goes, a patient in thousands of sets costs no statement per set before the first line,
+ * and every record is read once. Filters apply in every statement.
  */
 export async function* readDisclosures(
   db: Db,
   query: DisclosureQuery,
   batchSize = SET_READ_BATCH,
 ): AsyncGenerator<Disclosure> {
-  const sets = await db
-    .selectFrom('audit_set_patients')
-    .select('set_id')
-    .where('patient_id', '=', query.patientId)
-    .execute();
-  const streams = sets.map(({ set_id }) => ({
-    setId: set_id,
-    rows: [] as Disclosure[],
-    next: 0,
-    done: false,
-  }));
-  const refill = async (stream: (typeof streams)[number]) => {
+  const filtered = <Q extends SelectQueryBuilder<Database, 'audit_log', object>>(q: Q): Q => {
+    let out = q;
+    if (query.organizationId !== undefined)
+      out = out.where('organization_id', '=', query.organizationId) as Q;
+    if (query.sinceMs !== undefined) out = out.where('at', '>=', query.sinceMs) as Q;
+    if (query.untilMs !== undefined) out = out.where('at', '<', query.untilMs) as Q;
+    return out;
+  };
+  const setIds = (
+    await db
+      .selectFrom('audit_set_patients')
+      .select('set_id')
+      .where('patient_id', '=', query.patientId)
+      .execute()
+  ).map((row) => row.set_id);
+  const queue = new PriorityQueue<SetStream>(newerHead);
+  for (let i = 0; i < setIds.length; i += SET_HEAD_CHUNK) {
+    const heads = await filtered(
+      db
+        .selectFrom('audit_log')
+        .select(['patient_set', (eb) => eb.fn.max('at').as('newest')])
+        .where('patient_set', 'in', setIds.slice(i, i + SET_HEAD_CHUNK)),
+    )
+      .groupBy('patient_set')
+      .execute();
+    for (const head of heads) {
+      queue.push({ setId: head.patient_set!, rows: [], next: 0, done: false, headAt: Number(head.newest) });
+    }
+  }
+  const fetchNext = async (stream: SetStream) => {
     const last = stream.rows[stream.rows.length - 1];
-    let q = db
-      .selectFrom('audit_log')
-      .select(['at', 'request_id', 'organization_id', 'key_id', 'route'])
-      .where('patient_set', '=', stream.setId);
-    if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
-    if (query.sinceMs !== undefined) q = q.where('at', '>=', query.sinceMs);
-    if (query.untilMs !== undefined) q = q.where('at', '<', query.untilMs);
+    let q = filtered(
+      db
+        .selectFrom('audit_log')
+        .select(['at', 'request_id', 'organization_id', 'key_id', 'route'])
+        .where('patient_set', '=', stream.setId),
+    );
     if (last !== undefined) {
       // `at <=` bounds the index range; the OR then only decides the rows of that one instant.
       q = q
@@ -297,17 +340,23 @@ export async function* readDisclosures(
     stream.next = 0;
     stream.done = stream.rows.length < batchSize;
   };
-  for (const stream of streams) await refill(stream);
   for (;;) {
-    let newest: (typeof streams)[number] | undefined;
-    for (const stream of streams) {
-      if (stream.next >= stream.rows.length) continue;
-      if (newest === undefined || newerFirst(stream.rows[stream.next]!, newest.rows[newest.next]!) < 0)
-        newest = stream;
+    const stream = queue.pop();
+    if (stream === undefined) return;
+    if (stream.next >= stream.rows.length) {
+      // First in line without a record in hand: fetch (its first batch, or its next one).
+      await fetchNext(stream);
+      if (stream.rows.length > 0) queue.push(stream);
+      continue;
     }
-    if (newest === undefined) return;
-    yield newest.rows[newest.next++]!;
-    if (newest.next >= newest.rows.length && !newest.done) await refill(newest);
+    const row = stream.rows[stream.next++]!;
+    yield row;
+    if (stream.next < stream.rows.length) queue.push(stream);
+    else if (!stream.done) {
+      // Its remaining records are no newer than the last one given.
+      stream.headAt = row.at;
+      queue.push(stream);
+    }
   }
 }
 

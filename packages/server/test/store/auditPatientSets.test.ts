@@ -155,6 +155,36 @@ forEachStore('audit patient sets', (kind) => {
     assert.deepEqual(await report(store, 'pat_n', 3), withN, 'one set of the three');
   });
 
+  test('happy: a patient in many sets (as after the migration: one set per old request) is reported in order', async () => {
+    const written: AuditRecord[] = [];
+    for (let i = 0; i < 150; i++) {
+      // 150 distinct sets holding pat_many, one to three records each, times colliding often.
+      const patients = ['pat_many', `pat_other_${i}`];
+      for (let j = 0; j <= i % 3; j++) written.push(record(T0 + 1_000 + ((i * 7 + j * 13) % 40), patients));
+    }
+    await insertAuditRecords(store.db, written);
+    const expected = [...written]
+      .sort((a, b) => (a.at !== b.at ? b.at - a.at : a.request_id < b.request_id ? 1 : -1))
+      .map((r) => r.request_id);
+    assert.deepEqual(await report(store, 'pat_many', 1), expected, 'read batches of 1');
+    assert.deepEqual(await report(store, 'pat_many'), expected);
+    const window: string[] = [];
+    for await (const row of readDisclosures(store.db, {
+      patientId: 'pat_many',
+      sinceMs: T0 + 1_010,
+      untilMs: T0 + 1_020,
+    }))
+      window.push(row.request_id);
+    assert.deepEqual(
+      window,
+      written
+        .filter((r) => r.at >= T0 + 1_010 && r.at < T0 + 1_020)
+        .sort((a, b) => (a.at !== b.at ? b.at - a.at : a.request_id < b.request_id ? 1 : -1))
+        .map((r) => r.request_id),
+      'a time window',
+    );
+  });
+
   test('security: a set that a remaining record names is kept, whatever its last use says', async () => {
     await insertAuditRecords(store.db, [record(T0 + 30 * STEP, ['pat_late'])]);
     // A record written while a prune ran, stamped by a clock far behind: its set's last use was
