@@ -11,7 +11,8 @@ import { up as createAuditDisclosures } from './006_audit_disclosures.js';
  * - `audit_patient_sets`: one row per distinct set of patients, named by a digest of its members
  *   (see store/patientSets.ts), with its members as a JSON array (retention deletes their index
  *   rows by key; an index by set would be one more random insert per member) and the last time
- *   a record used it (retention deletes a set only once no record can still name it).
+ *   a record used it (retention looks only at sets unused since before its cut, and deletes one
+ *   only when no record names it).
  * - `audit_set_patients`: the members, keyed by patient first: `eds audit --patient` reads the
  *   patient's sets from this key and their records from `audit_log (patient_set, at, request_id)`,
  *   newest first.
