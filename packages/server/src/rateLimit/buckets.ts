@@ -36,24 +36,33 @@ export class Buckets {
     metrics.rateLimitRedisUp.set(0);
   }
 
-  async take(bucket: string, policy: BucketPolicy, now: number): Promise<BucketDecision> {
+  /** A decision at once from this process's buckets, or the promise of Redis's. */
+  take(bucket: string, policy: BucketPolicy, now: number): BucketDecision | Promise<BucketDecision> {
     const redis = this.redis;
-    if (redis !== undefined) {
-      if (redis.ready && now >= this.skipRedisUntil) {
-        try {
-          const decision = await redis.take(bucket, policy, now);
-          // A timeout degrades without dropping the connection, so no 'ready' event follows it.
-          if (this.degraded) this.recovered();
-          return decision;
-        } catch (error) {
-          this.skipRedisUntil = now + RETRY_REDIS_AFTER_MS;
-          this.lost(error as Error);
-        }
-      }
-      // Not connected (yet, or any more: the client's 'error' event logs the outage).
-      this.metrics.rateLimitLocalDecisions.inc();
-    }
+    if (redis === undefined) return this.memory.take(bucket, policy, now);
+    if (redis.ready && now >= this.skipRedisUntil) return this.takeFromRedis(redis, bucket, policy, now);
+    // Not connected (yet, or any more: the client's 'error' event logs the outage).
+    this.metrics.rateLimitLocalDecisions.inc();
     return this.memory.take(bucket, policy, now);
+  }
+
+  private async takeFromRedis(
+    redis: RedisBuckets,
+    bucket: string,
+    policy: BucketPolicy,
+    now: number,
+  ): Promise<BucketDecision> {
+    try {
+      const decision = await redis.take(bucket, policy, now);
+      // A timeout degrades without dropping the connection, so no 'ready' event follows it.
+      if (this.degraded) this.recovered();
+      return decision;
+    } catch (error) {
+      this.skipRedisUntil = now + RETRY_REDIS_AFTER_MS;
+      this.lost(error as Error);
+      this.metrics.rateLimitLocalDecisions.inc();
+      return this.memory.take(bucket, policy, now);
+    }
   }
 
   private lost(error: Error): void {

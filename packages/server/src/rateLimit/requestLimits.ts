@@ -39,6 +39,8 @@ export class RequestLimits {
   private readonly blockedAddresses = new Map<string, number>();
   /** Bucket → refusals of it being held now. */
   private readonly held = new Map<string, number>();
+  /** Rate → its key policy (organizations choose from few rates). */
+  private readonly policies = new Map<number, BucketPolicy>();
 
   constructor(
     private readonly config: RateLimitConfig,
@@ -47,34 +49,55 @@ export class RequestLimits {
     private readonly sleep: Sleep = sleepFor,
   ) {}
 
-  /** The bucket for this organization's keys, or undefined when they are not limited. */
+  /**
+   * The bucket for this organization's keys, or undefined when they are not limited. One policy
+   * object per rate, so what is derived from a policy (its RateLimit-Policy field) is built once.
+   */
   keyPolicy(organization: Pick<Organization, 'rateLimitPerKey'>): BucketPolicy | undefined {
     const { perKey, burst } = this.config;
     const rate = organization.rateLimitPerKey ?? perKey;
     if (rate <= 0) return undefined;
-    if (rate === perKey) return { rate, burst };
-    const scaled = perKey > 0 ? Math.round((rate * burst) / perKey) : 2 * rate;
-    return { rate, burst: Math.max(1, scaled) };
+    let policy = this.policies.get(rate);
+    if (policy === undefined) {
+      const scaled = perKey > 0 ? Math.round((rate * burst) / perKey) : 2 * rate;
+      policy = rate === perKey ? { rate, burst } : { rate, burst: Math.max(1, scaled) };
+      this.policies.set(rate, policy);
+    }
+    return policy;
   }
 
-  /** Counts a keyed request; undefined when its key is not limited. Throws 429 when refused. */
-  async chargeKey(
+  /**
+   * Counts a keyed request: undefined when its key is not limited, its limit when allowed, a
+   * rejection with 429 when refused. Without Redis the common case is decided at once, with no
+   * promise: it runs on every keyed request, and each await is another turn of work.
+   */
+  chargeKey(
     keyId: string,
     organization: Pick<Organization, 'rateLimitPerKey'>,
     now: number,
     headersFor: (limit: KeyLimit) => Record<string, string>,
-  ): Promise<KeyLimit | undefined> {
+  ): KeyLimit | undefined | Promise<KeyLimit> {
     const policy = this.keyPolicy(organization);
     if (policy === undefined) return undefined;
     const bucket = `key:${keyId}`;
-    const decision = await this.buckets.take(bucket, policy, now);
+    const taken = this.buckets.take(bucket, policy, now);
+    if (taken instanceof Promise)
+      return taken.then((decision) => this.keyDecided(bucket, policy, decision, headersFor));
+    return this.keyDecided(bucket, policy, taken, headersFor);
+  }
+
+  private keyDecided(
+    bucket: string,
+    policy: BucketPolicy,
+    decision: BucketDecision,
+    headersFor: (limit: KeyLimit) => Record<string, string>,
+  ): KeyLimit | Promise<never> {
     const limit = { policy, decision };
-    if (!decision.allowed) {
-      this.metrics.rateLimited.inc({ bucket: 'key' });
-      const left = await this.hold(bucket, decision.retryAfterMs, policy);
+    if (decision.allowed) return limit;
+    this.metrics.rateLimited.inc({ bucket: 'key' });
+    return this.hold(bucket, decision.retryAfterMs, policy).then((left) => {
       throw tooManyRequests('This API key is over its rate limit.', left, headersFor(limit));
-    }
-    return limit;
+    });
   }
 
   /**

@@ -35,7 +35,8 @@ function limitsWith(holdRefusalMaxMs: number, sleep?: (ms: number) => Promise<vo
       await sleep?.(ms);
     },
   );
-  const charge = (now: number) => limits.chargeKey('key_a', { rateLimitPerKey: null }, now, rateLimitFields);
+  const charge = async (now: number) =>
+    limits.chargeKey('key_a', { rateLimitPerKey: null }, now, rateLimitFields);
   return { limits, holds, charge };
 }
 

@@ -11,6 +11,7 @@ import { type Caller, verifyApiKey } from '../../auth/verifyApiKey.js';
 import type { ReasonCode } from '../../contract/reasons.js';
 import { ApiError } from '../../domain/errors.js';
 import { rateLimitFields } from '../../rateLimit/fields.js';
+import type { KeyLimit } from '../../rateLimit/requestLimits.js';
 import type { ApiContext } from '../apiContext.js';
 
 /** The failures of a request that identified no key: counted per client address. */
@@ -42,16 +43,27 @@ export async function verifyWithinLimits(
     }
     throw error;
   }
-  await chargeKey(context, reply, caller.record, now);
+  const charged = chargeKey(context, reply, caller.record, now);
+  if (charged !== undefined) await charged;
   return caller;
 }
 
-async function chargeKey(
+/** Undefined when decided at once (no Redis), else the promise of the decision. */
+function chargeKey(
   context: ApiContext,
   reply: FastifyReply,
   record: KeyRecord,
   now: number,
-): Promise<void> {
-  const limit = await context.limits.chargeKey(record.key.id, record.organization, now, rateLimitFields);
-  if (limit !== undefined) reply.headers(rateLimitFields(limit));
+): Promise<void> | undefined {
+  const charged = context.limits.chargeKey(record.key.id, record.organization, now, rateLimitFields);
+  if (charged instanceof Promise) return charged.then((limit) => setFields(reply, limit));
+  setFields(reply, charged);
+  return undefined;
+}
+
+function setFields(reply: FastifyReply, limit: KeyLimit | undefined): void {
+  if (limit === undefined) return;
+  const fields = rateLimitFields(limit);
+  reply.header('RateLimit-Policy', fields['RateLimit-Policy']);
+  reply.header('RateLimit', fields.RateLimit);
 }
