@@ -388,7 +388,7 @@ export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Pr
     const batch = await deleteSetBatch(db, beforeMs, batchSize);
     deleted.audit_patient_sets += batch.sets;
     deleted.audit_set_patients += batch.members;
-    if (batch.candidates < batchSize) break;
+    if (!batch.more) break;
   }
   return deleted;
 }
@@ -426,7 +426,9 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
       chosen.push({ setId: set.set_id, members });
       memberCount += members.length;
     }
-    if (chosen.length === 0) return { candidates: 0, sets: 0, members: 0 };
+    if (chosen.length === 0) return { more: false, sets: 0, members: 0 };
+    // A full page of candidates, or one cut short by its members, leaves more for the next batch.
+    const more = found.length >= batchSize || chosen.length < found.length;
     // Checked again now that the sets are locked (PostgreSQL: a fresh snapshot per statement):
     // a writer that named one of them just before the lock has committed by now and shows here,
     // and any later one waits for this transaction.
@@ -443,7 +445,7 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
     if (named.length > 0) {
       const inUse = new Set(named.map((row) => row.patient_set));
       chosen = chosen.filter((set) => !inUse.has(set.setId));
-      if (chosen.length === 0) return { candidates: found.length, sets: 0, members: 0 };
+      if (chosen.length === 0) return { more, sets: 0, members: 0 };
     }
     const pairs = chosen.flatMap(({ setId, members }) =>
       members.map((patientId) => [patientId, setId] as const),
@@ -471,11 +473,6 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
         chosen.map((set) => set.setId),
       )
       .executeTakeFirst();
-    // Fewer sets taken than found means the batch filled up: more may follow.
-    return {
-      candidates: chosen.length < found.length ? batchSize : found.length,
-      sets: Number(sets.numDeletedRows),
-      members,
-    };
+    return { more, sets: Number(sets.numDeletedRows), members };
   });
 }

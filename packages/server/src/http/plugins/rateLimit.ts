@@ -62,8 +62,5 @@ function chargeKey(
 }
 
 function setFields(reply: FastifyReply, limit: KeyLimit | undefined): void {
-  if (limit === undefined) return;
-  const fields = rateLimitFields(limit);
-  reply.header('RateLimit-Policy', fields['RateLimit-Policy']);
-  reply.header('RateLimit', fields.RateLimit);
+  if (limit !== undefined) reply.headers(rateLimitFields(limit));
 }
