@@ -43,6 +43,12 @@ export interface LimiterBenchOptions {
   duration: number;
   /** Rounds of the cost measurement. */
   costRounds: number;
+  /**
+   * Other code (bench/run.ts --before) to measure beside this code with Redis, on the same data:
+   * a fourth server in every cost round, so a change to the Redis path is compared within one
+   * run. That code must read this code's schema.
+   */
+  beforeRoot?: string;
 }
 
 interface Server {
@@ -61,8 +67,8 @@ const ISOLATION_TURNS = 3;
 
 const NEVER_REACHED = { EDS_RATE_LIMIT_PER_KEY: '1000000', EDS_RATE_LIMIT_BURST: '10000000' };
 
-async function start(name: string, env: Record<string, string>): Promise<Server> {
-  const child = await startEdsServer(env);
+async function start(name: string, env: Record<string, string>, root?: string): Promise<Server> {
+  const child = await startEdsServer(env, [], root);
   return { name, base: `http://127.0.0.1:${child.port}`, child, usesRedis: env.EDS_REDIS_URL !== undefined };
 }
 
@@ -155,18 +161,21 @@ export async function benchRateLimits(options: LimiterBenchOptions): Promise<Lim
   const { env, wrk, duration } = options;
   const path = `/external/v1/encounters/${options.encounterId}`;
   const off = { ...env, EDS_RATE_LIMIT_PER_KEY: '0', EDS_RATE_LIMIT_UNAUTHENTICATED: '0' };
-  const configs: [string, Record<string, string>][] = [
+  const redis = { ...env, ...NEVER_REACHED, EDS_REDIS_URL: options.redisUrl };
+  type Config = [name: string, env: Record<string, string>, root?: string];
+  const configs: Config[] = [
     ['limits off', off],
     ['limits on, in-process', { ...env, ...NEVER_REACHED }],
-    ['limits on, Redis', { ...env, ...NEVER_REACHED, EDS_REDIS_URL: options.redisUrl }],
+    ['limits on, Redis', redis],
   ];
+  if (options.beforeRoot) configs.push(['limits on, Redis, before', redis, options.beforeRoot]);
   const token = newKey(options);
   const servers: Server[] = [];
   const cost: Record<string, number[]> = {};
   const cpu: Record<string, number[]> = {};
   const redisPid = await redisProcessId(options.redisUrl);
   try {
-    for (const [name, serverEnv] of configs) servers.push(await start(name, serverEnv));
+    for (const [name, serverEnv, root] of configs) servers.push(await start(name, serverEnv, root));
     for (const server of servers) await wrk.measure(`${server.base}${path}`, token, WARM_UP_S);
     for (let round = 0; round < options.costRounds; round++) {
       for (const server of rotation(servers, round)) {

@@ -437,6 +437,7 @@ async function main() {
         wrk,
         duration: DURATION,
         costRounds: 12 * ROUNDS,
+        ...(BEFORE ? { beforeRoot: BEFORE } : {}),
       })
     : undefined;
   const auditWriter: WriterThroughput[] | undefined = selects('audit writer')

@@ -39,6 +39,23 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
     .send(problemBody(error.reasonCode, error.detail, reply.request.id));
 }
 
+/** Headers that describe the data; none may survive its replacement by a problem. */
+const DATA_HEADERS = ['etag', 'last-modified', 'link', 'content-length', 'content-range'];
+
+/**
+ * In onSend, once a route has computed its answer: replaces it by the problem (status, headers,
+ * body to return from the hook), for a check decided only after the route's work. The answer's
+ * data is gone and so is its disclosure: the audit record describes the problem sent.
+ */
+export function replaceWithProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): string {
+  request.reasonCode = error.reasonCode;
+  request.disclosedPatientIds = undefined;
+  for (const name of DATA_HEADERS) reply.removeHeader(name);
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  reply.code(error.status).type(PROBLEM_CONTENT_TYPE);
+  return JSON.stringify(problemBody(error.reasonCode, error.detail, request.id));
+}
+
 /** Maps anything thrown during a request to an ApiError. */
 export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;

@@ -80,6 +80,78 @@ test('concurrent requests on two servers take exactly the burst from the shared 
   );
 });
 
+async function workedAhead(server: TestServer, outcome: 'allowed' | 'refused'): Promise<number> {
+  const counter = await server.services.metrics.rateLimitWorkAhead.get();
+  return counter.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+}
+
+/**
+ * Spends a fresh key's burst of 3 so that `a` believes one token is left (it saw 200, 200) while
+ * `b` takes it: `a`'s next request does its work while Redis decides, and is refused.
+ */
+async function keyThatAThinksHasATokenLeft(spec: Parameters<TestServer['fixtures']['key']>[1] = {}) {
+  const key = await a.fixtures.key(world.orgA, spec);
+  const unlimited = spec.scopes ? 403 : 200;
+  assert.deepEqual(await statuses(a, key.token, 2), [unlimited, unlimited]);
+  assert.deepEqual(await statuses(b, key.token, 1), [unlimited]);
+  return key;
+}
+
+test('happy: a key with tokens to spare is served while Redis decides, with the fields of that decision', async () => {
+  const { token } = await a.fixtures.key(world.orgA);
+  const before = await workedAhead(a, 'allowed');
+  const first = await a.api.get(`${path}/${world.encounter}`, { token });
+  assert.equal(first.status, 200);
+  assert.equal(await workedAhead(a, 'allowed'), before, 'nothing known of a new key: it waits');
+  const second = await a.api.get(`${path}/${world.encounter}`, { token });
+  assert.equal(second.status, 200);
+  assert.equal(second.body.encounter.encounter_id, world.encounter);
+  assert.equal(second.headers.get('ratelimit'), '"key";r=1;t=1');
+  assert.equal(await workedAhead(a, 'allowed'), before + 1);
+});
+
+test('a key known to be at its limit waits for the decision: its refusals cost no route work', async () => {
+  const { token } = await a.fixtures.key(world.orgA);
+  const [allowed, refused] = [await workedAhead(a, 'allowed'), await workedAhead(a, 'refused')];
+  assert.deepEqual(await statuses(a, token, 5), [200, 200, 200, 429, 429]);
+  assert.equal(await workedAhead(a, 'allowed'), allowed + 2, 'the second and third knew of tokens left');
+  assert.equal(await workedAhead(a, 'refused'), refused, 'the fourth and fifth knew of none');
+});
+
+test('security: a request refused after its route did its work sends the 429 and none of the data, and discloses nothing', async () => {
+  const key = await keyThatAThinksHasATokenLeft();
+  const refusedBefore = await workedAhead(a, 'refused');
+  const r = await a.api.get(`${path}/${world.encounter}`, { token: key.token });
+  assert.equal(await workedAhead(a, 'refused'), refusedBefore + 1, 'the route worked ahead');
+  assert.equal(r.status, 429);
+  assert.equal(r.body.reason_code, 'rate_limited');
+  assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(r.headers.get('etag'), null, 'no header of the data survives');
+  assert.equal(r.headers.get('ratelimit'), '"key";r=0;t=2');
+  assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  assert.ok(!r.text.includes(world.encounter), 'the body names nothing of the encounter');
+
+  await a.flushAudit();
+  const rows = await a.services.store.db
+    .selectFrom('audit_log')
+    .select(['status', 'reason_code', 'patient_set'])
+    .where('key_id', '=', key.id)
+    .where('status', '=', 429)
+    .execute();
+  assert.deepEqual(rows, [{ status: 429, reason_code: 'rate_limited', patient_set: null }]);
+});
+
+test('security: a refusal decided after the route worked still comes before its 403 and 404 (check order)', async () => {
+  const unscoped = await keyThatAThinksHasATokenLeft({ scopes: ['encounters:read', 'documents:read'] });
+  const forbidden = await a.api.get(`${path}/${world.encounter}`, { token: unscoped.token });
+  assert.equal(forbidden.body.reason_code, 'rate_limited');
+
+  const key = await keyThatAThinksHasATokenLeft();
+  const missing = await a.api.get(`${path}/enc_does_not_exist`, { token: key.token });
+  assert.equal(missing.body.reason_code, 'rate_limited');
+  assert.equal(missing.status, 429);
+});
+
 test('servers on the deployment’s Redis (TEST_REDIS_URL) share buckets too', {
   skip: process.env.TEST_REDIS_URL ? false : 'TEST_REDIS_URL is not set',
 }, async () => {

@@ -8,12 +8,16 @@
  * the payload is replaced by 503 audit_unavailable, so no data leaves unaudited.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../domain/errors.js';
 import type { ApiContext } from '../apiContext.js';
-import { PROBLEM_CONTENT_TYPE, problemBody } from '../problem.js';
+import { replaceWithProblem } from '../problem.js';
 import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
 
-/** Headers that describe the data; none may survive its replacement by a problem. */
-const DATA_HEADERS = ['etag', 'last-modified', 'link', 'content-length', 'content-range'];
+const AUDIT_UNAVAILABLE = new ApiError(
+  'audit_unavailable',
+  'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
+  { 'Retry-After': '1' },
+);
 
 export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiContext): void {
   const { clock } = context.services;
@@ -24,17 +28,7 @@ export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiCont
       await context.durableAudit.commit(record);
       return payload;
     } catch {
-      request.reasonCode = 'audit_unavailable';
-      request.disclosedPatientIds = undefined;
-      for (const name of DATA_HEADERS) reply.removeHeader(name);
-      reply.code(503).type(PROBLEM_CONTENT_TYPE).header('Retry-After', '1');
-      return JSON.stringify(
-        problemBody(
-          'audit_unavailable',
-          'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
-          request.id,
-        ),
-      );
+      return replaceWithProblem(request, reply, AUDIT_UNAVAILABLE);
     }
   });
 }
