@@ -6,7 +6,8 @@
  * ceiling and the server's peak RSS.
  *
  * Options: --store sqlite|postgres --encounters N --connections C --duration S
- * --routes TEXT (only the parts whose name contains it: the routes below, "limiter", "audit writer";
+ * --routes TEXT (only the parts whose name contains it, or one of its |-separated texts: the routes
+ *   below, "limiter", "audit writer";
  *   "list, a new page each time" walks the pages so that no answer repeats a set of patients)
  * --before PATH|COMMIT (other code: a checkout such as a worktree of main, or a commit of this
  *   repository, built by `git archive` beside the results; its server is measured on the same
@@ -60,7 +61,8 @@ const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
 const BEFORE = values.before ? beforeRoot(values.before, RESULTS) : undefined;
 /** Whether a part of the run is selected by --routes (by name, as the routes are). */
-const selects = (name: string) => !values.routes || name.includes(values.routes);
+const selects = (name: string) =>
+  !values.routes || values.routes.split('|').some((text) => name.includes(text));
 
 const SECRETS = {
   EDS_KEY_DIGEST_SECRET: 'bench-digest-secret-0123456789abcdef',

@@ -91,12 +91,6 @@ export function createMetrics() {
       help: '1 while rate-limit buckets are shared through Redis; 0 when limiting alone.',
       registers: [registry],
     }),
-    rateLimitWorkAhead: new Counter({
-      name: 'eds_rate_limit_work_ahead_total',
-      help: 'Keyed requests that did their work while Redis decided their token, by decision (refused: work thrown away).',
-      labelNames: ['outcome'] as const,
-      registers: [registry],
-    }),
     rateLimitLocalDecisions: new Counter({
       name: 'eds_rate_limit_local_decisions_total',
       help: 'Requests limited by this process alone because Redis could not be reached.',

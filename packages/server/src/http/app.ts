@@ -14,7 +14,6 @@ import { registerDocs } from './docsPage.js';
 import { registerHealth } from './health.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAuditBeforeAnswer } from './plugins/auditBeforeAnswer.js';
-import { registerLimitBeforeAnswer } from './plugins/limitBeforeAnswer.js';
 import { registerObservation } from './plugins/observe.js';
 import { registerRequestContext } from './plugins/requestContext.js';
 import { clientErrorHandler, frameworkErrorHandler, sendProblem, toApiError } from './problem.js';
@@ -52,8 +51,6 @@ export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
 
   registerRequestContext(app);
   registerObservation(app, context);
-  // onSend hooks run in this order: the rate-limit decision first, so the audit records the answer sent.
-  registerLimitBeforeAnswer(app);
   registerAuditBeforeAnswer(app, context);
   await registerOpenApi(app, config);
   registerHealth(app, context.services);

@@ -44,8 +44,8 @@ const DATA_HEADERS = ['etag', 'last-modified', 'link', 'content-length', 'conten
 
 /**
  * In onSend, once a route has computed its answer: replaces it by the problem (status, headers,
- * body to return from the hook), for a check decided only after the route's work. The answer's
- * data is gone and so is its disclosure: the audit record describes the problem sent.
+ * body to return from the hook), for a failure found only after the route's work (the audit
+ * store refusing the record). The answer's data is gone and so is its disclosure.
  */
 export function replaceWithProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): string {
   request.reasonCode = error.reasonCode;

@@ -46,11 +46,6 @@ export class Buckets {
     return this.memory.take(bucket, policy, now);
   }
 
-  /** Resolves once this turn's takes have left for Redis (at once when there is none). */
-  sent(): Promise<void> {
-    return this.redis?.sent() ?? Promise.resolve();
-  }
-
   private async takeFromRedis(
     redis: RedisBuckets,
     bucket: string,

@@ -90,8 +90,6 @@ export class RedisBuckets {
   private readonly takeTokensScript: TakeTokensCommand;
   private pending: PendingTake[] = [];
   private flushScheduled = false;
-  /** Resolves once this turn's takes are written to the connection (made only when asked for). */
-  private sentSignal: { promise: Promise<void>; resolve: () => void } | undefined;
   private closing = false;
 
   constructor(url: string, options: RedisBucketsOptions = {}) {
@@ -133,23 +131,6 @@ export class RedisBuckets {
     });
   }
 
-  /**
-   * Resolves once the takes asked for so far in this turn are on their way to Redis: a request
-   * that may work while its take is decided (requestLimits.ts) continues from here, so Redis's
-   * round trip runs beside that work instead of after it.
-   */
-  sent(): Promise<void> {
-    if (!this.flushScheduled) return Promise.resolve();
-    if (this.sentSignal === undefined) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => {
-        resolve = r;
-      });
-      this.sentSignal = { promise, resolve };
-    }
-    return this.sentSignal.promise;
-  }
-
   private readonly flush = (): void => {
     this.flushScheduled = false;
     const takes = this.pending;
@@ -157,9 +138,6 @@ export class RedisBuckets {
     for (let start = 0; start < takes.length; start += MAX_TAKES_PER_CALL) {
       this.send(takes.slice(start, start + MAX_TAKES_PER_CALL));
     }
-    const signal = this.sentSignal;
-    this.sentSignal = undefined;
-    signal?.resolve();
   };
 
   private send(takes: PendingTake[]): void {

@@ -29,30 +29,6 @@ export interface KeyLimit {
   readonly decision: BucketDecision;
 }
 
-/** A keyed request whose token Redis is deciding. */
-export interface PendingKeyLimit {
-  /** The key's limit once decided; rejects with 429 (after its hold) when refused. */
-  readonly decided: Promise<KeyLimit>;
-  /**
-   * Present when the bucket is known to hold more tokens than there are takes of it in flight:
-   * the request may do its work while Redis decides, and must answer only once `decided`
-   * settles (a refusal then replaces whatever the route computed, so the check order holds and
-   * nothing is sent). Resolves once the take has left for Redis, so that work runs beside the
-   * round trip instead of before it. Absent, the request waits for `decided` first: a key at
-   * or near its limit does not get work done that it would be refused.
-   */
-  readonly workAhead: Promise<void> | undefined;
-}
-
-/** Bucket → tokens its last shared decision left, and its takes in flight since. */
-interface SharedTokens {
-  remaining: number;
-  inFlight: number;
-}
-
-/** Bound on the buckets whose shared tokens are remembered (one per active key). */
-const MAX_REMEMBERED_BUCKETS = 100_000;
-
 /** Waits `ms` of real time (the buckets' clock may be a test's; a hold is real waiting). */
 export type Sleep = (ms: number) => Promise<void>;
 
@@ -65,7 +41,6 @@ export class RequestLimits {
   private readonly held = new Map<string, number>();
   /** Rate → its key policy (organizations choose from few rates). */
   private readonly policies = new Map<number, BucketPolicy>();
-  private readonly sharedTokens = new Map<string, SharedTokens>();
 
   constructor(
     private readonly config: RateLimitConfig,
@@ -92,45 +67,23 @@ export class RequestLimits {
   }
 
   /**
-   * Counts a keyed request: undefined when its key is not limited, its limit when decided at
-   * once (this process's buckets: no promise, since it runs on every keyed request and each await
-   * is another turn of work), a rejection with 429 when refused, or, when Redis decides, the
-   * pending decision.
+   * Counts a keyed request: undefined when its key is not limited, its limit when allowed, a
+   * rejection with 429 when refused. Without Redis the common case is decided at once, with no
+   * promise: it runs on every keyed request, and each await is another turn of work.
    */
   chargeKey(
     keyId: string,
     organization: Pick<Organization, 'rateLimitPerKey'>,
     now: number,
     headersFor: (limit: KeyLimit) => Record<string, string>,
-  ): KeyLimit | undefined | Promise<KeyLimit> | PendingKeyLimit {
+  ): KeyLimit | undefined | Promise<KeyLimit> {
     const policy = this.keyPolicy(organization);
     if (policy === undefined) return undefined;
     const bucket = `key:${keyId}`;
     const taken = this.buckets.take(bucket, policy, now);
-    if (!(taken instanceof Promise)) return this.keyDecided(bucket, policy, taken, headersFor);
-    const shared = this.sharedTokensOf(bucket);
-    const workAhead = shared.remaining > shared.inFlight ? this.buckets.sent() : undefined;
-    shared.inFlight += 1;
-    const decided = taken.then((decision) => {
-      shared.inFlight -= 1;
-      // Redis answers a connection's commands in order: the takes still in flight came after it.
-      shared.remaining = decision.remaining;
-      if (workAhead)
-        this.metrics.rateLimitWorkAhead.inc({ outcome: decision.allowed ? 'allowed' : 'refused' });
-      return this.keyDecided(bucket, policy, decision, headersFor);
-    });
-    return { decided, workAhead };
-  }
-
-  private sharedTokensOf(bucket: string): SharedTokens {
-    let shared = this.sharedTokens.get(bucket);
-    if (shared === undefined) {
-      if (this.sharedTokens.size >= MAX_REMEMBERED_BUCKETS) this.sharedTokens.clear();
-      // Nothing known yet: the first request of a key waits for its decision.
-      shared = { remaining: 0, inFlight: 0 };
-      this.sharedTokens.set(bucket, shared);
-    }
-    return shared;
+    if (taken instanceof Promise)
+      return taken.then((decision) => this.keyDecided(bucket, policy, decision, headersFor));
+    return this.keyDecided(bucket, policy, taken, headersFor);
   }
 
   private keyDecided(
