@@ -16,7 +16,8 @@
  * back to limiting alone rather than making requests wait on Redis. All keys of one call must
  * live on one server: a single Redis (or a primary with replicas), not Redis Cluster.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { allowed, type BucketDecision, type BucketPolicy, intervalMs, refused } from './tokenBucket.js';
 
 // KEYS: one bucket per take (a bucket may repeat); ARGV: now, interval, capacity (ms) per take.
@@ -93,7 +94,9 @@ export class RedisBuckets {
   private closing = false;
 
   constructor(url: string, options: RedisBucketsOptions = {}) {
-    this.client = new Redis(url, {
+    // Loaded here, not at start-up: a deployment without Redis never pays for the client.
+    const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    this.client = new RedisClient(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? 250,

@@ -6,8 +6,9 @@
  * moves whenever another connection commits, read every `sqlitePollMs` (a cheap counter read).
  * Used for key-cache invalidation and for waking delivery workers.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Store } from './database.js';
+import { pgDriver } from './pgDriver.js';
 
 export interface CommitWatch {
   stop(): Promise<void>;
@@ -43,7 +44,7 @@ export function watchCommits(
   let retry: NodeJS.Timeout | undefined;
   const connect = async () => {
     if (stopped || !connectionString) return;
-    const next = new pg.Client({ connectionString });
+    const next = new (pgDriver().Client)({ connectionString });
     next.on('notification', () => onChange());
     next.on('error', () => scheduleReconnect());
     try {

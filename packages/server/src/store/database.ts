@@ -6,11 +6,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { type Dialect, dialectOf } from './dialect.js';
 import { ImmediateSqliteDialect } from './immediateSqliteDialect.js';
 import { migrationProvider } from './migrations/index.js';
+import { pgDriver } from './pgDriver.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -58,7 +59,8 @@ export function openStore(config: DatabaseConfig): Store {
     sqliteHandles.set(db, sqlite);
     return { db, dialect: 'sqlite', sqlite, pgPool: undefined, close: () => db.destroy() };
   }
-  const pool = new pg.Pool({
+  const driver = pgDriver();
+  const pool = new driver.Pool({
     connectionString: config.url,
     max: config.poolSize,
     statement_timeout: config.statementTimeoutMs || undefined,
@@ -68,7 +70,7 @@ export function openStore(config: DatabaseConfig): Store {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID || oid === NUMERIC_OID
           ? (value: string) => Number(value)
-          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+          : driver.types.getTypeParser(oid, format as 'text')) as typeof driver.types.getTypeParser,
     },
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
