@@ -1,8 +1,9 @@
 import type SQLite from 'better-sqlite3';
-import { CompiledQuery, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, type SelectQueryBuilder, sql } from 'kysely';
 import { type Db, pgPoolOf, sqliteHandleOf } from './database.js';
 import { isSqlite } from './dialect.js';
 import { patientSetsOf, SET_LAST_USED_STEP_MS } from './patientSets.js';
+import { patientTokenQuery, patientTokensOf } from './patientTokens.js';
 import { PriorityQueue } from './priorityQueue.js';
 import type { AuditInsert, Database } from './schema.js';
 
@@ -60,11 +61,10 @@ const AUDIT_PG_TYPES: Record<(typeof AUDIT_COLUMNS)[number], string> = {
  *
  * The group's sets are upserted: a set already stored is locked against a concurrent prune
  * (ON CONFLICT DO UPDATE locks the row even where its WHERE skips the update) and gets a newer
- * `last_used_at` when its own is over a step old. Members are written only for the sets this
- * statement inserted (`xmax = 0` tells an inserted row from an updated one; a skipped one is not
- * returned), expanded in SQL from the set's JSON: the request thread sends one string per set, not
- * an array element per patient. A set is stored once however many processes disclose it at the
- * same moment, since the second waits on the first's unique key and then finds it.
+ * `last_used_at` when its own is over a step old. A new set's members reach the per-patient
+ * index through the GIN index on its JSON (migration 010): the request thread sends one string
+ * per set. A set is stored once however many processes disclose it at the same moment, since the
+ * second waits on the first's unique key and then finds it.
  */
 const PG_GROUP_INSERT = (() => {
   let n = 0;
@@ -75,11 +75,6 @@ const PG_GROUP_INSERT = (() => {
   INSERT INTO audit_patient_sets (set_id, members, last_used_at) SELECT * FROM ${sets}
   ON CONFLICT (set_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at
     WHERE audit_patient_sets.last_used_at < EXCLUDED.last_used_at - ${SET_LAST_USED_STEP_MS}
-  RETURNING set_id, members, xmax = 0 AS inserted
-), members AS (
-  INSERT INTO audit_set_patients (patient_id, set_id)
-  SELECT json_array_elements_text(sets.members::json), sets.set_id FROM sets WHERE sets.inserted
-  ON CONFLICT DO NOTHING
 )
 INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) SELECT * FROM ${audit}`;
 })();
@@ -144,35 +139,25 @@ const GROUP = 32;
  */
 export function sqliteAuditWriter(sqlite: SQLite.Database): (rows: readonly AuditRecord[]) => void {
   const audit = groupedInsert<AuditInsert>(sqlite, 'audit_log', AUDIT_COLUMNS);
-  const members = groupedInsert<{ patient_id: string; set_id: string }>(sqlite, 'audit_set_patients', [
-    'patient_id',
-    'set_id',
-  ]);
   const lastUsed = sqlite.prepare('SELECT last_used_at FROM audit_patient_sets WHERE set_id = ?').pluck();
   const insertSet = sqlite.prepare(
     'INSERT INTO audit_patient_sets (set_id, members, last_used_at) VALUES (?, ?, ?)',
   );
+  const insertTokens = sqlite.prepare('INSERT INTO audit_set_tokens (rowid, tokens) VALUES (?, ?)');
   const touchSet = sqlite.prepare('UPDATE audit_patient_sets SET last_used_at = ? WHERE set_id = ?');
   const write = sqlite.transaction((records: readonly AuditRecord[]) => {
     const { setIds, sets } = patientSetsOf(records);
-    const newMembers: { patient_id: string; set_id: string }[] = [];
     for (const [id, set] of sets) {
       const stored = lastUsed.get(id) as number | undefined;
       if (stored === undefined) {
-        insertSet.run(id, set.membersJson, set.lastUsedAt);
-        for (const patientId of set.members) newMembers.push({ patient_id: patientId, set_id: id });
+        // Its members go to the per-patient index as one appended row, not a row per patient.
+        const { lastInsertRowid } = insertSet.run(id, set.membersJson, set.lastUsedAt);
+        insertTokens.run(lastInsertRowid, patientTokensOf(set.members));
       } else if (stored < set.lastUsedAt - SET_LAST_USED_STEP_MS) touchSet.run(set.lastUsedAt, id);
     }
-    // In key order: consecutive inserts land on the same or neighbouring B-tree pages.
-    members(newMembers.sort(byMemberKey));
     audit(auditRowsOf(records, setIds));
   });
   return (records) => write.immediate(records);
-}
-
-function byMemberKey(a: { patient_id: string; set_id: string }, b: { patient_id: string; set_id: string }) {
-  if (a.patient_id !== b.patient_id) return a.patient_id < b.patient_id ? -1 : 1;
-  return a.set_id < b.set_id ? -1 : a.set_id > b.set_id ? 1 : 0;
 }
 
 function groupedInsert<Row extends object>(
@@ -276,7 +261,7 @@ function newerHead(a: SetStream, b: SetStream): boolean {
 
 /**
  * Every audited answer that carried one patient's data, newest first, streamed: the patient's
- * sets from the (patient_id, set_id) key, each set's newest matching time in one grouped statement
+ * sets from the per-patient index (setsOfPatient), each set's newest matching time in one grouped statement
  * (an index seek per set), then a merge that reads a set's records, newest first from the
  * (patient_set, at, request_id) index and a batch at a time, only when that set is next in line.
  * A set named by millions of records (a page polled for months) is read only as far as the
@@ -296,13 +281,7 @@ export async function* readDisclosures(
     if (query.untilMs !== undefined) out = out.where('at', '<', query.untilMs) as Q;
     return out;
   };
-  const setIds = (
-    await db
-      .selectFrom('audit_set_patients')
-      .select('set_id')
-      .where('patient_id', '=', query.patientId)
-      .execute()
-  ).map((row) => row.set_id);
+  const setIds = await setsOfPatient(db, query.patientId);
   const queue = new PriorityQueue<SetStream>(newerHead);
   for (let i = 0; i < setIds.length; i += SET_HEAD_CHUNK) {
     const heads = await filtered(
@@ -360,19 +339,35 @@ export async function* readDisclosures(
   }
 }
 
+/**
+ * The sets that hold a patient, from the per-patient index of migration 010: on SQLite the FTS5
+ * table of member tokens (its rowid is the set's id), on PostgreSQL the GIN index on the members.
+ * Both find exactly the patient's sets: a token stands for one patient ID, and jsonb containment
+ * compares whole strings.
+ */
+async function setsOfPatient(db: Db, patientId: string): Promise<string[]> {
+  const { rows } = isSqlite(db)
+    ? await sql<{ set_id: string }>`SELECT s.set_id FROM audit_set_tokens t
+        JOIN audit_patient_sets s ON s.id = t.rowid
+        WHERE audit_set_tokens MATCH ${patientTokenQuery(patientId)}`.execute(db)
+    : await sql<{ set_id: string }>`SELECT set_id FROM audit_patient_sets
+        WHERE members::jsonb @> jsonb_build_array(${patientId}::text)`.execute(db);
+  return rows.map((row) => row.set_id);
+}
+
 export interface PruneCounts {
   audit_log: number;
   audit_patient_sets: number;
-  audit_set_patients: number;
 }
 
 /**
  * Deletes audit records older than `beforeMs`, then the patient sets that no record names any
- * more, with their members, in transactions of at most about `batchSize` rows each, so a large
- * prune never holds the audit writer up for long. Returns the rows deleted per table.
+ * more, with their entries in the per-patient index, in transactions of at most about
+ * `batchSize` rows or entries each, so a large prune never holds the audit writer up for long.
+ * Returns the rows deleted per table.
  */
 export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Promise<PruneCounts> {
-  const deleted: PruneCounts = { audit_log: 0, audit_patient_sets: 0, audit_set_patients: 0 };
+  const deleted: PruneCounts = { audit_log: 0, audit_patient_sets: 0 };
   for (;;) {
     const result = await db
       .deleteFrom('audit_log')
@@ -387,24 +382,20 @@ export async function pruneAudit(db: Db, beforeMs: number, batchSize = 5000): Pr
   for (;;) {
     const batch = await deleteSetBatch(db, beforeMs, batchSize);
     deleted.audit_patient_sets += batch.sets;
-    deleted.audit_set_patients += batch.members;
     if (!batch.more) break;
   }
   return deleted;
 }
 
-/** Member rows per delete statement: two parameters each. */
-const MEMBER_DELETE_CHUNK = 500;
-
 /**
- * One batch of unused sets and their members, in one transaction of about `batchSize` member
- * rows (sets are taken until their members reach it, at least one). A set is unused when no
- * record names it; `last_used_at` (older than the cut by more than its step) only narrows the
- * candidates cheaply. The check that no record names it is what keeps a set whose record was
- * written during the prune, with a time before the cut (a lagging clock, or a cut at "now").
- * On PostgreSQL the candidates are locked with SKIP LOCKED, so a set a writer is naming right
- * now is passed over, the prune never waits on a writer, and a writer that names a set after
- * this batch locked it waits, then stores it afresh.
+ * One batch of unused sets, in one transaction of about `batchSize` members (sets are taken
+ * until their members reach it, at least one): each member is an entry of the per-patient index
+ * to delete with its set. A set is unused when no record names it; `last_used_at` (older than
+ * the cut by more than its step) only narrows the candidates cheaply. The check that no record
+ * names it is what keeps a set whose record was written during the prune, with a time before the
+ * cut (a lagging clock, or a cut at "now"). On PostgreSQL the candidates are locked with SKIP
+ * LOCKED, so a set a writer is naming right now is passed over, the prune never waits on a
+ * writer, and a writer that names a set after this batch locked it waits, then stores it afresh.
  */
 async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
   return db.transaction().execute(async (tx) => {
@@ -418,15 +409,14 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
       .limit(batchSize);
     if (!isSqlite(tx)) candidates = candidates.forUpdate().skipLocked();
     const found = await candidates.execute();
-    let chosen: { setId: string; members: string[] }[] = [];
+    let chosen: string[] = [];
     let memberCount = 0;
     for (const set of found) {
       if (chosen.length > 0 && memberCount >= batchSize) break;
-      const members = JSON.parse(set.members) as string[];
-      chosen.push({ setId: set.set_id, members });
-      memberCount += members.length;
+      chosen.push(set.set_id);
+      memberCount += (JSON.parse(set.members) as string[]).length;
     }
-    if (chosen.length === 0) return { more: false, sets: 0, members: 0 };
+    if (chosen.length === 0) return { more: false, sets: 0 };
     // A full page of candidates, or one cut short by its members, leaves more for the next batch.
     const more = found.length >= batchSize || chosen.length < found.length;
     // Checked again now that the sets are locked (PostgreSQL: a fresh snapshot per statement):
@@ -436,43 +426,19 @@ async function deleteSetBatch(db: Db, beforeMs: number, batchSize: number) {
       .selectFrom('audit_log')
       .select('patient_set')
       .distinct()
-      .where(
-        'patient_set',
-        'in',
-        chosen.map((set) => set.setId),
-      )
+      .where('patient_set', 'in', chosen)
       .execute();
     if (named.length > 0) {
       const inUse = new Set(named.map((row) => row.patient_set));
-      chosen = chosen.filter((set) => !inUse.has(set.setId));
-      if (chosen.length === 0) return { more, sets: 0, members: 0 };
+      chosen = chosen.filter((setId) => !inUse.has(setId));
+      if (chosen.length === 0) return { more, sets: 0 };
     }
-    const pairs = chosen.flatMap(({ setId, members }) =>
-      members.map((patientId) => [patientId, setId] as const),
-    );
-    let members = 0;
-    for (let i = 0; i < pairs.length; i += MEMBER_DELETE_CHUNK) {
-      const chunk = pairs.slice(i, i + MEMBER_DELETE_CHUNK);
-      const result = await tx
-        .deleteFrom('audit_set_patients')
-        .where(({ eb, refTuple, tuple }) =>
-          eb(
-            refTuple('patient_id', 'set_id'),
-            'in',
-            chunk.map(([patientId, setId]) => tuple(patientId, setId)),
-          ),
-        )
-        .executeTakeFirst();
-      members += Number(result.numDeletedRows);
+    // PostgreSQL's GIN index forgets a deleted row by itself; SQLite's token rows go first.
+    if (isSqlite(tx)) {
+      await sql`DELETE FROM audit_set_tokens WHERE rowid IN (
+        SELECT id FROM audit_patient_sets WHERE set_id IN (${sql.join(chosen)}))`.execute(tx);
     }
-    const sets = await tx
-      .deleteFrom('audit_patient_sets')
-      .where(
-        'set_id',
-        'in',
-        chosen.map((set) => set.setId),
-      )
-      .executeTakeFirst();
-    return { more, sets: Number(sets.numDeletedRows), members };
+    const sets = await tx.deleteFrom('audit_patient_sets').where('set_id', 'in', chosen).executeTakeFirst();
+    return { more, sets: Number(sets.numDeletedRows) };
   });
 }

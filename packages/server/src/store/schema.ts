@@ -162,17 +162,13 @@ export interface AuditLogTable {
 
 /** A distinct set of patients that audited answers carried, named by its members' digest. */
 export interface AuditPatientSetsTable {
+  /** SQLite only (migration 010): the rowid of the set's row in `audit_set_tokens`. */
+  id: Generated<number>;
   set_id: string;
   /** The members as a JSON array of patient IDs. */
   members: string;
   /** The newest record naming the set, to within SET_LAST_USED_STEP_MS: retention keeps it. */
   last_used_at: number;
-}
-
-/** One member of a patient set, keyed by patient for `eds audit --patient`. */
-export interface AuditSetPatientsTable {
-  patient_id: string;
-  set_id: string;
 }
 
 export interface WebhookEventsTable {
@@ -293,7 +289,6 @@ export interface Database {
   document_reads: DocumentReadsTable;
   audit_log: AuditLogTable;
   audit_patient_sets: AuditPatientSetsTable;
-  audit_set_patients: AuditSetPatientsTable;
   webhook_events: WebhookEventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_activations: WebhookActivationsTable;

@@ -1,9 +1,9 @@
 /**
- * Disclosures stored by patient set (migration 009), on both stores: a set is stored once however
- * many records name it, the patient report reads every record that carried the patient and no
- * other, retention deletes a set only with the last record naming it, existing disclosures
- * survive the migration both ways, and on PostgreSQL concurrent writers and a prune neither
- * duplicate a set nor wait on each other.
+ * Disclosures stored by patient set (migrations 009 and 010), on both stores: a set is stored
+ * once however many records name it, the patient report reads every record that carried the
+ * patient and no other (whatever characters the IDs hold), retention deletes a set only with the
+ * last record naming it, existing disclosures survive both migrations both ways, and on
+ * PostgreSQL concurrent writers and a prune neither duplicate a set nor wait on each other.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -41,12 +41,18 @@ function record(at: number, patientIds?: readonly string[]): AuditRecord {
   };
 }
 
-async function count(store: Store, table: 'audit_log' | 'audit_patient_sets' | 'audit_set_patients') {
+async function count(store: Store, table: 'audit_log' | 'audit_patient_sets') {
   const row = await store.db
     .selectFrom(table)
     .select(sql<number>`count(*)`.as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** SQLite's per-patient index: rows of the FTS5 table, one per set (not per member). */
+async function tokenRows(store: Store): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM audit_set_tokens`.execute(store.db);
+  return Number(rows[0]!.n);
 }
 
 async function report(store: Store, patientId: string, pageSize?: number) {
@@ -76,8 +82,12 @@ forEachStore('audit patient sets', (kind) => {
 
     assert.equal(await count(store, 'audit_log'), 6);
     assert.equal(await count(store, 'audit_patient_sets'), 2, 'the page and the single patient');
-    assert.equal(await count(store, 'audit_set_patients'), 51, 'members stored once each');
-    const sets = await store.db.selectFrom('audit_patient_sets').selectAll().orderBy('set_id').execute();
+    if (kind === 'sqlite') assert.equal(await tokenRows(store), 2, 'indexed once per set, not per member');
+    const sets = await store.db
+      .selectFrom('audit_patient_sets')
+      .select(['set_id', 'members', 'last_used_at'])
+      .orderBy('set_id')
+      .execute();
     const expected = [
       { set_id: patientSetId(page), members: page, last_used_at: T0 + 2 * STEP },
       { set_id: patientSetId(['pat_07']), members: ['pat_07'], last_used_at: T0 + 1 },
@@ -118,15 +128,18 @@ forEachStore('audit patient sets', (kind) => {
     // The single patient's set is named again later; the page's is not.
     await insertAuditRecords(store.db, [record(T0 + 10 * STEP, ['pat_07'])]);
     const deleted = await pruneAudit(store.db, T0 + 5 * STEP, 1);
-    assert.deepEqual(deleted, { audit_log: 6, audit_patient_sets: 1, audit_set_patients: 50 });
+    assert.deepEqual(deleted, { audit_log: 6, audit_patient_sets: 1 });
     assert.equal(await count(store, 'audit_patient_sets'), 1);
-    assert.equal(await count(store, 'audit_set_patients'), 1);
+    if (kind === 'sqlite') assert.equal(await tokenRows(store), 1, 'the page left the index with its set');
     assert.deepEqual(await report(store, 'pat_07'), ['req_0007']);
     assert.deepEqual(await report(store, 'pat_03'), []);
     // Named again after its prune, the page's set is stored again, whole.
     await insertAuditRecords(store.db, [record(T0 + 20 * STEP, page)]);
-    assert.equal(await count(store, 'audit_set_patients'), 51);
-    assert.deepEqual(await report(store, 'pat_03'), ['req_0008']);
+    assert.equal(await count(store, 'audit_patient_sets'), 2);
+    for (const patient of page) {
+      const alsoAlone = patient === 'pat_07' ? ['req_0007'] : [];
+      assert.deepEqual(await report(store, patient), ['req_0008', ...alsoAlone]);
+    }
   });
 
   test('happy: the report merges the sets newest first, equal times by request ID, whatever the read batch', async () => {
@@ -183,6 +196,34 @@ forEachStore('audit patient sets', (kind) => {
         .map((r) => r.request_id),
       'a time window',
     );
+  });
+
+  test('security: patient IDs that differ only in case, punctuation or escapes are reported apart', async () => {
+    const ids = [
+      'PAT_1',
+      'pat_1',
+      'pat-1',
+      'pat 1',
+      'patz5f1',
+      'pat_1z',
+      'Ωmega',
+      '"quoted" OR pat',
+      'AND',
+      '',
+    ];
+    const records = ids.map((id, i) => ({ ...record(T0 + 40 * STEP + i, [id]), request_id: `req_odd_${i}` }));
+    await insertAuditRecords(store.db, [
+      ...records,
+      { ...record(T0 + 50 * STEP, ids), request_id: 'req_odd_all' },
+    ]);
+    for (const [i, id] of ids.entries()) {
+      assert.deepEqual(
+        await report(store, id),
+        ['req_odd_all', `req_odd_${i}`],
+        `patient ${JSON.stringify(id)}`,
+      );
+    }
+    assert.deepEqual(await report(store, 'pat'), [], 'no patient is found by a part of another ID');
   });
 
   test('security: a set that a remaining record names is kept, whatever its last use says', async () => {
@@ -244,6 +285,52 @@ forEachStore('audit patient sets: migration 009 both ways', (kind) => {
   });
 });
 
+forEachStore('audit patient sets: migration 010 both ways', (kind) => {
+  let store: Store & { database: TestDatabase };
+  before(async () => {
+    store = await createUnmigratedStore(kind);
+  });
+  after(() => store.close());
+
+  test('happy: sets indexed by a B-tree row per member are found the same through the inverted index, and the rows come back on its down', async () => {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+    assert.equal((await migrator.migrateTo('009_audit_patient_sets')).error, undefined);
+    // More sets than the up migration indexes per statement, members overlapping across sets.
+    const sets = Array.from({ length: 450 }, (_, i) => [`pat_${i % 37}`, `pat_${(i * 7) % 101}`, `PAT_${i}`]);
+    const members = sets.map((set) => [...new Set(set)].sort());
+    for (const [i, set] of members.entries()) {
+      const id = patientSetId(set);
+      await sql`INSERT INTO audit_patient_sets (set_id, members, last_used_at)
+        VALUES (${id}, ${JSON.stringify(set)}, ${1000 + i}) ON CONFLICT DO NOTHING`.execute(store.db);
+      for (const patient of set) {
+        await sql`INSERT INTO audit_set_patients (patient_id, set_id) VALUES (${patient}, ${id})
+          ON CONFLICT DO NOTHING`.execute(store.db);
+      }
+      await sql`INSERT INTO audit_log (at, request_id, organization_id, key_id, method, route, status, duration_ms, patient_set)
+        VALUES (${1000 + i}, ${`req_m${String(i).padStart(3, '0')}`}, 'org_a', 'key_a', 'GET', 'listEncounters', 200, 1, ${id})`.execute(
+        store.db,
+      );
+    }
+    const before009 = await sql<{ patient_id: string; set_id: string }>`
+      SELECT patient_id, set_id FROM audit_set_patients ORDER BY patient_id, set_id`.execute(store.db);
+
+    assert.equal((await migrator.migrateToLatest()).error, undefined);
+    const expected = (patient: string) =>
+      members
+        .map((set, i) => (set.includes(patient) ? `req_m${String(i).padStart(3, '0')}` : undefined))
+        .filter((id) => id !== undefined)
+        .reverse();
+    for (const patient of ['pat_0', 'pat_36', 'pat_100', 'PAT_449', 'PAT_0']) {
+      assert.deepEqual(await report(store, patient), expected(patient), patient);
+    }
+
+    assert.equal((await migrator.migrateTo('009_audit_patient_sets')).error, undefined);
+    const after009 = await sql<{ patient_id: string; set_id: string }>`
+      SELECT patient_id, set_id FROM audit_set_patients ORDER BY patient_id, set_id`.execute(store.db);
+    assert.deepEqual(after009.rows, before009.rows);
+  });
+});
+
 forEachStore('audit patient sets: concurrent writers', (kind) => {
   let store: Store & { database: TestDatabase };
   let second: Store;
@@ -278,7 +365,7 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
     }
     assert.equal(await count(store, 'audit_log'), rounds * setsPerRound * 2);
     assert.equal(await count(store, 'audit_patient_sets'), rounds * setsPerRound);
-    assert.equal(await count(store, 'audit_set_patients'), rounds * setsPerRound * 2);
+    if (kind === 'sqlite') assert.equal(await tokenRows(store), rounds * setsPerRound);
     assert.equal((await report(store, 'pat_r7_3_a')).length, 2);
   });
 
@@ -318,11 +405,10 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
     await client.connect();
     try {
       // What a prune does: delete the old record, then, in a batch, lock its set (no record
-      // names it now), delete its members and then the set.
+      // names it now) and delete it.
       await client.query('DELETE FROM audit_log WHERE request_id = $1', [first.request_id]);
       await client.query('BEGIN');
       await client.query('SELECT set_id FROM audit_patient_sets WHERE set_id = $1 FOR UPDATE', [id]);
-      await client.query('DELETE FROM audit_set_patients WHERE set_id = $1', [id]);
       await client.query('DELETE FROM audit_patient_sets WHERE set_id = $1', [id]);
       const again = record(T0 + 301 * STEP, patients);
       const writing = insertAuditRecords(second.db, [again]);
@@ -339,18 +425,13 @@ forEachStore('audit patient sets: concurrent writers', (kind) => {
       }, 'the writer waiting on the lock');
       await client.query('COMMIT');
       await writing;
-      const members = await store.db
-        .selectFrom('audit_set_patients')
-        .select('patient_id')
+      const stored = await store.db
+        .selectFrom('audit_patient_sets')
+        .select('members')
         .where('set_id', '=', id)
-        .orderBy('patient_id')
-        .execute();
-      assert.deepEqual(
-        members.map((m) => m.patient_id),
-        patients,
-        'the set is whole again',
-      );
-      assert.deepEqual(await report(store, 'pat_reborn_b'), [again.request_id]);
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(JSON.parse(stored.members), patients, 'the set is whole again');
+      for (const patient of patients) assert.deepEqual(await report(store, patient), [again.request_id]);
     } finally {
       await client.end();
     }

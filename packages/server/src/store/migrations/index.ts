@@ -9,6 +9,7 @@ import * as auditDisclosures from './006_audit_disclosures.js';
 import * as rotation from './007_rotation.js';
 import * as organizationRateLimit from './008_organization_rate_limit.js';
 import * as auditPatientSets from './009_audit_patient_sets.js';
+import * as auditPatientIndex from './010_audit_patient_index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007_rotation': rotation,
   '008_organization_rate_limit': organizationRateLimit,
   '009_audit_patient_sets': auditPatientSets,
+  '010_audit_patient_index': auditPatientIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
