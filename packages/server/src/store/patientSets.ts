@@ -21,11 +21,14 @@ function setIdOfMembersJson(json: string): string {
 
 /**
  * How stale a set's `last_used_at` may be: a record naming a stored set moves it only when it is
- * older than this, so a set named by every group commit (a page polled by many jobs) is
- * rewritten once a second, not hundreds of times. Retention allows for it: a prune before T
- * deletes the sets last used before T minus this, whose records are all older than T.
+ * older than this, so a set named again and again (a page polled by sync jobs) is rewritten at
+ * most once an hour. Each rewrite is a new row version, and on PostgreSQL that re-adds the set's
+ * members to the GIN index (the last-use index rules out a HOT update): at one second, a page
+ * polled every few minutes cost about as much as a page never seen. Retention allows for it: a
+ * prune before T deletes the sets last used before T minus this, whose records are all older
+ * than T; an hour is nothing against retention periods of months.
  */
-export const SET_LAST_USED_STEP_MS = 1000;
+export const SET_LAST_USED_STEP_MS = 60 * 60 * 1000;
 
 export interface PatientSet {
   members: readonly string[];

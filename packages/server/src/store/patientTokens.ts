@@ -3,8 +3,10 @@
  * tokenizer: a token is a run of ASCII letters and digits, folded to lower case. A patient ID may
  * hold anything, so each is written as one token of its own alphabet: the characters a-y and 0-9
  * stand for themselves, every other byte of its UTF-8 (upper case, punctuation, `z` itself) is `z`
- * and two hex digits. The mapping is one-to-one, so a patient's token finds exactly that
- * patient's sets, and IDs of the usual shape (`pat_01h…`) stay about as long as they are.
+ * and two hex digits. The mapping is one-to-one on well-formed strings, so a patient's token finds
+ * exactly that patient's sets, and IDs of the usual shape (`pat_01h…`) stay about as long as they
+ * are. (A lone surrogate, which neither store can hold, is encoded as U+FFFD, as both stores turn
+ * it into when writing: the write and the report agree.)
  */
 /** Each ASCII character as it appears in a token: itself if a-y or 0-9, else escaped. */
 const ASCII_IN_TOKEN = Array.from({ length: 128 }, (_, code) =>

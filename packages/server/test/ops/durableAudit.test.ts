@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { insertAuditRecords, pruneAudit, readAudit } from '../../src/store/audit.js';
 import type { Store } from '../../src/store/database.js';
+import { SET_LAST_USED_STEP_MS } from '../../src/store/patientSets.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { FixtureBuilder } from '../support/fixtures.js';
 import { startServeProcess } from '../support/processes.js';
@@ -205,7 +206,7 @@ forEachStore('audit before the answer, real processes', (kind) => {
   test('happy: `eds audit prune --before` deletes older records and the patient sets only they named, in bounded batches; newer ones stay', async () => {
     // Every earlier answer is older than the cutoff, and their sets were last used before it by
     // more than the step a set's last use may lag.
-    const cutoff = Date.now() + 60_000;
+    const cutoff = Date.now() + SET_LAST_USED_STEP_MS + 60_000;
     // A newer record naming patient A alone keeps that set (which older answers named too).
     await insertAuditRecords(store.db, [
       {

@@ -295,6 +295,7 @@ forEachStore('audit patient sets: migration 010 both ways', (kind) => {
   test('happy: sets indexed by a B-tree row per member are found the same through the inverted index, and the rows come back on its down', async () => {
     const migrator = new Migrator({ db: store.db, provider: migrationProvider });
     assert.equal((await migrator.migrateTo('009_audit_patient_sets')).error, undefined);
+    const schema009 = await auditSchema(store);
     // More sets than the up migration indexes per statement, members overlapping across sets.
     const sets = Array.from({ length: 450 }, (_, i) => [`pat_${i % 37}`, `pat_${(i * 7) % 101}`, `PAT_${i}`]);
     const members = sets.map((set) => [...new Set(set)].sort());
@@ -328,8 +329,33 @@ forEachStore('audit patient sets: migration 010 both ways', (kind) => {
     const after009 = await sql<{ patient_id: string; set_id: string }>`
       SELECT patient_id, set_id FROM audit_set_patients ORDER BY patient_id, set_id`.execute(store.db);
     assert.deepEqual(after009.rows, before009.rows);
+    assert.deepEqual(await auditSchema(store), schema009, 'the down migration restores 009’s tables');
   });
 });
+
+/** The audit tables' columns and indexes, as the store describes them. */
+async function auditSchema(store: Store & { database: TestDatabase }) {
+  const tables = ['audit_patient_sets', 'audit_set_patients', 'audit_log'];
+  if (store.dialect === 'sqlite') {
+    const describe = async (table: string) => ({
+      columns: (
+        await sql<{ name: string; type: string; notnull: number; pk: number }>`
+          SELECT name, type, "notnull", pk FROM pragma_table_info(${table})`.execute(store.db)
+      ).rows.map((c) => ({ ...c, type: c.type.toLowerCase() })),
+      indexes: (
+        await sql<{ name: string; unique: number }>`SELECT name, "unique" FROM pragma_index_list(${table})
+          WHERE origin = 'c' ORDER BY name`.execute(store.db)
+      ).rows,
+    });
+    return Promise.all(tables.map(describe));
+  }
+  const { rows } = await sql<{ table_name: string; column_name: string; data_type: string }>`
+    SELECT table_name, column_name, data_type FROM information_schema.columns
+    WHERE table_name IN (${sql.join(tables)}) ORDER BY table_name, ordinal_position`.execute(store.db);
+  const indexes = await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes
+    WHERE tablename IN (${sql.join(tables)}) ORDER BY indexname`.execute(store.db);
+  return { columns: rows, indexes: indexes.rows };
+}
 
 forEachStore('audit patient sets: concurrent writers', (kind) => {
   let store: Store & { database: TestDatabase };

@@ -18,6 +18,11 @@ import { patientTokensOf } from '../patientTokens.js';
  *   entries go to a pending list that autovacuum (or the next large insert) merges.
  *
  * The members are read from the sets, so the down migration rebuilds `audit_set_patients`.
+ *
+ * Upgrading: on PostgreSQL the old table stays for processes of the previous release (see
+ * upPostgres), but the index is built inside the migration's transaction, so audit commits wait
+ * for the build: migrate in a quiet window. On SQLite, stop the API processes before migrating:
+ * one of the previous release would write sets the new index does not know.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (isSqlite(db)) await db.transaction().execute(upSqlite);
@@ -45,7 +50,9 @@ async function rebuildSetsTable(db: Kysely<unknown>, columns: RawBuilder<unknown
 async function upSqlite(db: Kysely<unknown>): Promise<void> {
   await rebuildSetsTable(
     db,
-    sql`id INTEGER PRIMARY KEY, set_id TEXT NOT NULL UNIQUE, members TEXT NOT NULL, last_used_at INTEGER NOT NULL`,
+    // AUTOINCREMENT: an id is never given to another set, so no token row left behind by any
+    // means could ever attach its patients to a newer set.
+    sql`id INTEGER PRIMARY KEY AUTOINCREMENT, set_id TEXT NOT NULL UNIQUE, members TEXT NOT NULL, last_used_at INTEGER NOT NULL`,
   );
   await sql`CREATE VIRTUAL TABLE audit_set_tokens USING fts5(
     tokens, detail = none, content = '', contentless_delete = 1, tokenize = 'ascii'
@@ -86,11 +93,14 @@ async function downSqlite(db: Kysely<unknown>): Promise<void> {
 async function upPostgres(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX audit_patient_sets_members ON audit_patient_sets
     USING gin ((members::jsonb) jsonb_path_ops) WITH (fastupdate = on)`.execute(db);
-  await sql`DROP TABLE audit_set_patients`.execute(db);
+  // audit_set_patients stays, unread and no longer written by this release: API processes of
+  // the previous release, still serving while a release rolls out, write their new sets'
+  // members to it, and their sets are in the GIN index all the same. A later release drops it.
 }
 
 async function downPostgres(db: Kysely<unknown>): Promise<void> {
-  await createMembersTable(db);
+  // Refilled whole: sets made since the upgrade have no rows there, pruned ones still do.
+  await sql`DELETE FROM audit_set_patients`.execute(db);
   await sql`INSERT INTO audit_set_patients (patient_id, set_id)
     SELECT DISTINCT json_array_elements_text(members::json), set_id FROM audit_patient_sets`.execute(db);
   await sql`DROP INDEX audit_patient_sets_members`.execute(db);
