@@ -346,13 +346,18 @@ export async function* readDisclosures(
  * compares whole strings.
  */
 async function setsOfPatient(db: Db, patientId: string): Promise<string[]> {
-  const { rows } = isSqlite(db)
-    ? await sql<{ set_id: string }>`SELECT s.set_id FROM audit_set_tokens t
-        JOIN audit_patient_sets s ON s.id = t.rowid
-        WHERE audit_set_tokens MATCH ${patientTokenQuery(patientId)}`.execute(db)
-    : await sql<{ set_id: string }>`SELECT set_id FROM audit_patient_sets
-        WHERE members::jsonb @> jsonb_build_array(${patientId}::text)`.execute(db);
+  const { rows } = await setsOfPatientQuery(db, patientId).execute(db);
   return rows.map((row) => row.set_id);
+}
+
+/** The statement of setsOfPatient (exported so a test can ask the planner how it runs). */
+export function setsOfPatientQuery(db: Db, patientId: string) {
+  return isSqlite(db)
+    ? sql<{ set_id: string }>`SELECT s.set_id FROM audit_set_tokens t
+        JOIN audit_patient_sets s ON s.id = t.rowid
+        WHERE audit_set_tokens MATCH ${patientTokenQuery(patientId)}`
+    : sql<{ set_id: string }>`SELECT set_id FROM audit_patient_sets
+        WHERE members::jsonb @> jsonb_build_array(${patientId}::text)`;
 }
 
 export interface PruneCounts {

@@ -7,9 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Migrator, sql } from 'kysely';
+import { CompiledQuery, Migrator, sql } from 'kysely';
 import pg from 'pg';
-import { type AuditRecord, insertAuditRecords, pruneAudit, readDisclosures } from '../../src/store/audit.js';
+import {
+  type AuditRecord,
+  insertAuditRecords,
+  pruneAudit,
+  readDisclosures,
+  setsOfPatientQuery,
+} from '../../src/store/audit.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { patientSetId, SET_LAST_USED_STEP_MS } from '../../src/store/patientSets.js';
@@ -224,6 +230,24 @@ forEachStore('audit patient sets', (kind) => {
       );
     }
     assert.deepEqual(await report(store, 'pat'), [], 'no patient is found by a part of another ID');
+  });
+
+  test('happy: a patient’s sets are found through the per-patient index, not a scan of every set', async () => {
+    const query = setsOfPatientQuery(store.db, 'pat_07').compile(store.db);
+    const plan = await store.db.transaction().execute(async (tx) => {
+      // A table this small would be scanned anyway; the question is whether the index can serve it.
+      if (kind === 'postgres') await sql`SET LOCAL enable_seqscan = off`.execute(tx);
+      const explain = kind === 'postgres' ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN';
+      const { rows } = await tx.executeQuery(
+        CompiledQuery.raw(`${explain} ${query.sql}`, [...query.parameters]),
+      );
+      return JSON.stringify(rows);
+    });
+    if (kind === 'postgres') assert.match(plan, /audit_patient_sets_members/);
+    else {
+      assert.match(plan, /VIRTUAL TABLE INDEX \d+:M/, 'the FTS5 index answers the MATCH');
+      assert.match(plan, /SEARCH s USING INTEGER PRIMARY KEY/, 'each set by its id');
+    }
   });
 
   test('security: a set that a remaining record names is kept, whatever its last use says', async () => {
