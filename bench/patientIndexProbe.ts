@@ -2,20 +2,21 @@
  * A probe, not part of `npm run bench`: what the audit's per-patient index costs a list page
  * whose set of 50 patients was never disclosed before, in the layout of migration 009 (one B-tree
  * row per patient and set) and in an inverted index whose inserts are appended and merged later
- * (SQLite: a contentless FTS5 table, detail=none, one token per patient; PostgreSQL: a GIN index
- * with fast update on the members' JSON). Each store starts from 20,000 sets over 10,000
- * patients, then writes groups of 30 new sets, durably (SQLite FULL, PostgreSQL synchronous
- * commit), alternating layouts; it prints time and WAL bytes per set and one patient's lookup.
+ * (SQLite: a contentless FTS5 table, detail=none, one token per patient, as migration 010 made
+ * it; PostgreSQL: a GIN index with fast update on the members' JSON). Each store starts from
+ * 20,000 sets over 10,000 patients, then writes groups of 30 new sets, durably (SQLite FULL,
+ * PostgreSQL synchronous commit), alternating layouts; it prints time and WAL bytes per set and
+ * one patient's lookup.
  *
  *   node --import tsx bench/patientIndexProbe.ts [--store sqlite|postgres]
  */
-import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { patientTokenQuery, patientTokensOf } from '../packages/server/src/store/patientTokens.js';
 
 const { values } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
 const PATIENTS = Array.from({ length: 10_000 }, (_, i) => `pat_${String(i).padStart(22, '0')}`);
@@ -36,10 +37,6 @@ function newSet(): NewSet {
 }
 const groupOf = (size: number) => Array.from({ length: size }, newSet);
 
-/** One token per patient for FTS5's ascii tokenizer, whatever characters the ID holds. */
-const tokenOf = (patientId: string) =>
-  `p${createHash('sha256').update(patientId).digest('hex').slice(0, 20)}`;
-
 interface Layout {
   name: string;
   write(sets: NewSet[]): Promise<void> | void;
@@ -49,61 +46,60 @@ interface Layout {
 }
 
 function sqliteLayouts(dir: string): Layout[] {
-  const open = (name: string, schema: string) => {
-    const file = join(dir, `${name}.db`);
+  /** A database file with the sets table and `index`, written and read as the layout says. */
+  const layout = (
+    name: string,
+    index: string,
+    indexSet: (db: SQLite.Database) => (rowid: number | bigint, set: NewSet) => void,
+    lookupSql: string,
+    lookupValue: (patientId: string) => string,
+  ): Layout => {
+    const file = join(dir, `${name.replace(/\W+/g, '-')}.db`);
     const db = new SQLite(file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('wal_autocheckpoint = 0');
-    db.exec(`CREATE TABLE sets (set_id TEXT PRIMARY KEY, members TEXT NOT NULL, last_used_at INTEGER NOT NULL);
-${schema}`);
-    return { db, file };
+    db.exec(`CREATE TABLE sets (id INTEGER PRIMARY KEY AUTOINCREMENT, set_id TEXT NOT NULL UNIQUE, members TEXT NOT NULL, last_used_at INTEGER NOT NULL);
+${index}`);
+    const insertSet = db.prepare('INSERT INTO sets (set_id, members, last_used_at) VALUES (?, ?, ?)');
+    const addToIndex = indexSet(db);
+    const lookup = db.prepare(lookupSql).pluck();
+    return {
+      name,
+      write: db.transaction((sets: NewSet[]) => {
+        for (const set of sets) {
+          addToIndex(insertSet.run(set.id, JSON.stringify(set.members), Date.now()).lastInsertRowid, set);
+        }
+      }),
+      walBytes: () => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0),
+      resetWal: () => void db.pragma('wal_checkpoint(TRUNCATE)'),
+      lookup: (patient) => lookup.get(lookupValue(patient)) as number,
+    };
   };
-  const walOf = (file: string) => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
-
-  const bt = open(
-    'btree',
-    'CREATE TABLE set_patients (patient_id TEXT NOT NULL, set_id TEXT NOT NULL, PRIMARY KEY (patient_id, set_id)) WITHOUT ROWID;',
-  );
-  const btSet = bt.db.prepare('INSERT INTO sets VALUES (?, ?, ?)');
-  const btMember = bt.db.prepare('INSERT INTO set_patients VALUES (?, ?)');
-  const btWrite = bt.db.transaction((sets: NewSet[]) => {
-    for (const set of sets) {
-      btSet.run(set.id, JSON.stringify(set.members), Date.now());
-      for (const patient of set.members) btMember.run(patient, set.id);
-    }
-  });
-  const btLookup = bt.db.prepare('SELECT count(*) AS n FROM set_patients WHERE patient_id = ?').pluck();
-
-  const fts = open(
-    'fts5',
-    "CREATE VIRTUAL TABLE set_tokens USING fts5(tokens, detail=none, content='', contentless_delete=1, tokenize='ascii');",
-  );
-  const ftsSet = fts.db.prepare('INSERT INTO sets VALUES (?, ?, ?)');
-  const ftsTokens = fts.db.prepare('INSERT INTO set_tokens (rowid, tokens) VALUES (?, ?)');
-  const ftsWrite = fts.db.transaction((sets: NewSet[]) => {
-    for (const set of sets) {
-      const { lastInsertRowid } = ftsSet.run(set.id, JSON.stringify(set.members), Date.now());
-      ftsTokens.run(lastInsertRowid, set.members.map(tokenOf).join(' '));
-    }
-  });
-  const ftsLookup = fts.db.prepare('SELECT count(*) AS n FROM set_tokens WHERE set_tokens MATCH ?').pluck();
-
   return [
-    {
-      name: 'SQLite, B-tree per patient (009)',
-      write: btWrite,
-      walBytes: () => walOf(bt.file),
-      resetWal: () => void bt.db.pragma('wal_checkpoint(TRUNCATE)'),
-      lookup: (patient) => btLookup.get(patient) as number,
-    },
-    {
-      name: 'SQLite, FTS5 contentless',
-      write: ftsWrite,
-      walBytes: () => walOf(fts.file),
-      resetWal: () => void fts.db.pragma('wal_checkpoint(TRUNCATE)'),
-      lookup: (patient) => ftsLookup.get(tokenOf(patient)) as number,
-    },
+    layout(
+      'SQLite, B-tree per patient (009)',
+      'CREATE TABLE set_patients (patient_id TEXT NOT NULL, set_id TEXT NOT NULL, PRIMARY KEY (patient_id, set_id)) WITHOUT ROWID;',
+      (db) => {
+        const member = db.prepare('INSERT INTO set_patients VALUES (?, ?)');
+        return (_rowid, set) => {
+          for (const patient of set.members) member.run(patient, set.id);
+        };
+      },
+      'SELECT count(*) AS n FROM set_patients WHERE patient_id = ?',
+      (patient) => patient,
+    ),
+    // The service's own table and tokens (migration 010, store/patientTokens.ts).
+    layout(
+      'SQLite, FTS5 contentless (010)',
+      "CREATE VIRTUAL TABLE set_tokens USING fts5(tokens, detail=none, content='', contentless_delete=1, tokenize='ascii');",
+      (db) => {
+        const tokens = db.prepare('INSERT INTO set_tokens (rowid, tokens) VALUES (?, ?)');
+        return (rowid, set) => void tokens.run(rowid, patientTokensOf(set.members));
+      },
+      'SELECT count(*) AS n FROM set_tokens WHERE set_tokens MATCH ?',
+      patientTokenQuery,
+    ),
   ];
 }
 
