@@ -63,6 +63,18 @@ export function createMetrics() {
       help: 'Audit records committed to the store.',
       registers: [registry],
     }),
+    auditGroupCommitDuration: new Histogram({
+      name: 'eds_audit_group_commit_seconds',
+      help: 'Time from a group commit starting to its store answering; its count is the number of groups.',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    }),
+    auditGroupRecords: new Histogram({
+      name: 'eds_audit_group_records',
+      help: 'Records per group commit (answers that waited for one commit).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [registry],
+    }),
     auditWriteFailures: new Counter({
       name: 'eds_audit_write_failures_total',
       help: 'Failed audit writes (a failed group commit refuses its answers; folded rows are kept and retried).',

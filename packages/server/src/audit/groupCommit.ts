@@ -66,8 +66,11 @@ export class GroupCommit {
   private async drain(): Promise<void> {
     while (this.group.length > 0) {
       const members = this.group.splice(0, this.options.maxRecords);
+      this.options.metrics?.auditGroupRecords.observe(members.length);
+      const endTimer = this.options.metrics?.auditGroupCommitDuration.startTimer();
       try {
         await this.options.writer.write(members.map((m) => m.record));
+        endTimer?.();
         this.failures = 0;
         this.options.metrics?.auditWritten.inc(members.length);
         for (const member of members) member.settle();

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { type AuditWriter, KyselyAuditWriter } from '../../src/audit/auditWriter.js';
 import { AuditUnavailableError, GroupCommit } from '../../src/audit/groupCommit.js';
+import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { AuditRecord } from '../../src/store/audit.js';
 import type { Store } from '../../src/store/database.js';
 import { allowAll, record, refuseRequestId } from '../support/auditRecords.js';
@@ -70,8 +71,21 @@ forEachStore('group commit', (kind) => {
   // close() also drops the test database.
   after(() => store.close());
 
-  function groupCommit(writer: AuditWriter): GroupCommit {
-    return new GroupCommit({ writer, maxRecords: 100, timeoutMs: 60_000, logger: pino({ level: 'silent' }) });
+  function groupCommit(writer: AuditWriter, metrics?: Metrics): GroupCommit {
+    return new GroupCommit({
+      writer,
+      maxRecords: 100,
+      timeoutMs: 60_000,
+      logger: pino({ level: 'silent' }),
+      metrics,
+    });
+  }
+
+  /** A histogram's count and sum, as a scrape would show them. */
+  async function countAndSum(histogram: Metrics['auditGroupRecords']) {
+    const { values } = await histogram.get();
+    const named = (suffix: string) => values.find((v) => v.metricName?.endsWith(suffix))?.value;
+    return { count: named('_count'), sum: named('_sum') };
   }
 
   test('happy: each answer waits for its own group; the next group gathers while one commits', {
@@ -79,7 +93,8 @@ forEachStore('group commit', (kind) => {
   }, async () => {
     await sql`DELETE FROM audit_log`.execute(store.db);
     const writer = new GatedWriter(new KyselyAuditWriter(store));
-    const commit = groupCommit(writer);
+    const metrics = createMetrics();
+    const commit = groupCommit(writer, metrics);
     const first = commitAll(commit, 0, 5);
     await until(() => writer.groups.length === 1);
     const second = commitAll(commit, 5, 8);
@@ -112,6 +127,11 @@ forEachStore('group commit', (kind) => {
       Array.from({ length: 10 }, (_, i) => record(i).request_id),
       'committed in the order the records came',
     );
+    // An operator reads the group size and the commit time from these two histograms.
+    assert.deepEqual(await countAndSum(metrics.auditGroupRecords), { count: 2, sum: 10 });
+    const commits = await countAndSum(metrics.auditGroupCommitDuration);
+    assert.equal(commits.count, 2, 'one commit time per group');
+    assert.ok(commits.sum !== undefined && commits.sum > 0);
   });
 
   test('error: a group the store refuses fails its own answers only, and the next group commits', {
