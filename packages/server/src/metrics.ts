@@ -72,7 +72,7 @@ export function createMetrics() {
     auditGroupRecords: new Histogram({
       name: 'eds_audit_group_records',
       help: 'Records per group commit (answers that waited for one commit).',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
       registers: [registry],
     }),
     auditWriteFailures: new Counter({
