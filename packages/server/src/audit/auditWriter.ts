@@ -48,10 +48,9 @@ export function createAuditWriter(config: Config, store: Store, logger: Logger):
   }
   // One connection of its own: audit commits never queue behind reads for a pool connection,
   // and a statement that cannot finish in time fails instead of holding responses.
-  const own = openStore({
-    ...database,
-    poolSize: 1,
-    statementTimeoutMs: config.audit.commitTimeoutMs,
-  });
+  const own = openStore(
+    { ...database, poolSize: 1, statementTimeoutMs: config.audit.commitTimeoutMs },
+    { applicationName: 'eds audit writer' },
+  );
   return new KyselyAuditWriter(own, () => own.close());
 }

@@ -44,7 +44,7 @@ export function watchCommits(
   let retry: NodeJS.Timeout | undefined;
   const connect = async () => {
     if (stopped || !connectionString) return;
-    const next = new (pgDriver().Client)({ connectionString });
+    const next = new (pgDriver().Client)({ connectionString, application_name: `eds listen ${channel}` });
     next.on('notification', () => onChange());
     next.on('error', () => scheduleReconnect());
     try {

@@ -45,7 +45,15 @@ export function pgPoolOf(db: Db): pg.Pool | undefined {
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-export function openStore(config: DatabaseConfig): Store {
+export interface OpenStoreOptions {
+  /**
+   * How PostgreSQL's `pg_stat_activity` names this store's connections, so an operator can tell
+   * the audit writer's connection from the request pool's (an `application_name` in the URL wins).
+   */
+  applicationName?: string;
+}
+
+export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}): Store {
   if (config.dialect === 'sqlite') {
     if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
     const sqlite = new SQLite(config.path);
@@ -62,6 +70,7 @@ export function openStore(config: DatabaseConfig): Store {
   const driver = pgDriver();
   const pool = new driver.Pool({
     connectionString: config.url,
+    application_name: options.applicationName ?? 'eds',
     max: config.poolSize,
     statement_timeout: config.statementTimeoutMs || undefined,
     connectionTimeoutMillis: 5000,

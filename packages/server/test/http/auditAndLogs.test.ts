@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { digestToken } from '../../src/auth/digest.js';
 import { readAudit } from '../../src/store/audit.js';
 import { TEST_DIGEST_SECRET } from '../support/fixtures.js';
@@ -105,5 +106,28 @@ forEachStore('audit and logs', (kind) => {
     for (const secret of secrets)
       assert.equal(text.includes(secret), false, `leaked: ${secret.slice(0, 12)}…`);
     for (const line of server.logs) JSON.parse(line);
+  });
+
+  test("happy: PostgreSQL names the audit writer's connection apart from the request pool's", {
+    skip: kind !== 'postgres' && 'PostgreSQL only',
+    timeout: 30_000,
+  }, async () => {
+    // A keyed request makes the audit writer commit, so its connection is open.
+    const ok = await server.api.get(pathFor('getDocument', world), { token: world.token });
+    assert.equal(ok.status, 200);
+    const wanted = (names: string[]) =>
+      names.includes('eds') &&
+      names.includes('eds audit writer') &&
+      // The revocation LISTEN connection is opened in the background at start-up.
+      names.some((name) => name.startsWith('eds listen '));
+    let names: string[] = [];
+    while (!wanted(names)) {
+      if (names.length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      const { rows } = await sql<{ application_name: string }>`
+        SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database()`.execute(
+        server.services.store.db,
+      );
+      names = rows.map((r) => r.application_name).sort();
+    }
   });
 });
