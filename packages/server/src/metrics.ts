@@ -103,6 +103,12 @@ export function createMetrics() {
       help: '1 while rate-limit buckets are shared through Redis; 0 when limiting alone.',
       registers: [registry],
     }),
+    rateLimitRedisCallDuration: new Histogram({
+      name: 'eds_rate_limit_redis_call_seconds',
+      help: 'Time from sending a rate-limit script call to Redis to its answer (each call decides one turn of takes; every keyed request waits for one); failed calls are not included.',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.25],
+      registers: [registry],
+    }),
     rateLimitLocalDecisions: new Counter({
       name: 'eds_rate_limit_local_decisions_total',
       help: 'Requests limited by this process alone because Redis could not be reached.',

@@ -32,6 +32,7 @@ export class Buckets {
             commandTimeoutMs: settings.redisCommandTimeoutMs,
             onReady: () => this.recovered(),
             onError: (error) => this.lost(error),
+            onCall: (seconds) => metrics.rateLimitRedisCallDuration.observe(seconds),
           });
     metrics.rateLimitRedisUp.set(0);
   }

@@ -84,11 +84,14 @@ export interface RedisBucketsOptions {
   onReady?: () => void;
   /** A failed connection attempt, or a connection lost (not on close()). */
   onError?: (error: Error) => void;
+  /** A script call answered: how long it took and how many takes it decided. */
+  onCall?: (seconds: number, takes: number) => void;
 }
 
 export class RedisBuckets {
   private readonly client: Redis;
   private readonly takeTokensScript: TakeTokensCommand;
+  private readonly onCall: ((seconds: number, takes: number) => void) | undefined;
   private pending: PendingTake[] = [];
   private flushScheduled = false;
   private closing = false;
@@ -105,6 +108,7 @@ export class RedisBuckets {
       retryStrategy: (times) => Math.min(times * 100, 2000),
       keyPrefix: 'eds:rl:',
     });
+    this.onCall = options.onCall;
     this.client.on('ready', () => options.onReady?.());
     // Without a listener an 'error' event would crash the process.
     this.client.on('error', (error: Error) => options.onError?.(error));
@@ -148,8 +152,10 @@ export class RedisBuckets {
     for (const take of takes) keysThenArgs.push(take.now, take.interval, take.capacity);
     // Every take settles exactly once: a reply of the wrong shape fails the takes it cannot answer
     // (a settled promise ignores a later reject), and each caller then decides alone.
+    const sent = performance.now();
     this.takeTokensScript(takes.length, ...keysThenArgs)
       .then((reply) => {
+        this.onCall?.((performance.now() - sent) / 1000, takes.length);
         if (!Array.isArray(reply) || reply.length !== 3 * takes.length) {
           throw new Error(`unexpected reply from the rate-limit script (${typeof reply})`);
         }

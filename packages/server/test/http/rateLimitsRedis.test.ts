@@ -62,8 +62,21 @@ async function assertSharedBucket(a: TestServer, b: TestServer): Promise<void> {
   assert.deepEqual(await statuses(a, token, 1), [429]);
 }
 
+/** Script calls a server has had answered by Redis, from its call-time histogram. */
+async function redisCalls(server: TestServer): Promise<number> {
+  const { values } = await server.services.metrics.rateLimitRedisCallDuration.get();
+  return values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+}
+
 test('two servers share a key’s bucket through Redis', async () => {
+  const before = [await redisCalls(a), await redisCalls(b)];
   await assertSharedBucket(a, b);
+  // One request at a time: each is its own turn of the event loop, so its own timed call.
+  assert.deepEqual(
+    [(await redisCalls(a)) - before[0]!, (await redisCalls(b)) - before[1]!],
+    [3, 2],
+    'every call to Redis is timed in eds_rate_limit_redis_call_seconds',
+  );
 });
 
 test('concurrent requests on two servers take exactly the burst from the shared bucket', async () => {
