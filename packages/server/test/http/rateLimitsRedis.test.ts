@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { testClock } from '../support/clock.js';
+import { histogramCountAndSum } from '../support/metrics.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { buildWorld, type World } from '../support/world.js';
@@ -64,8 +65,7 @@ async function assertSharedBucket(a: TestServer, b: TestServer): Promise<void> {
 
 /** Script calls a server has had answered by Redis, from its call-time histogram. */
 async function redisCalls(server: TestServer): Promise<number> {
-  const { values } = await server.services.metrics.rateLimitRedisCallDuration.get();
-  return values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+  return (await histogramCountAndSum(server.services.metrics.rateLimitRedisCallDuration)).count ?? 0;
 }
 
 test('two servers share a key’s bucket through Redis', async () => {

@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { AuditRecord } from '../../src/store/audit.js';
 import type { Store } from '../../src/store/database.js';
 import { allowAll, record, refuseRequestId } from '../support/auditRecords.js';
+import { histogramCountAndSum } from '../support/metrics.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
 /** Holds each group until the test opens its gate, then commits it with the real writer. */
@@ -81,13 +82,6 @@ forEachStore('group commit', (kind) => {
     });
   }
 
-  /** A histogram's count and sum, as a scrape would show them. */
-  async function countAndSum(histogram: Metrics['auditGroupRecords']) {
-    const { values } = await histogram.get();
-    const named = (suffix: string) => values.find((v) => v.metricName?.endsWith(suffix))?.value;
-    return { count: named('_count'), sum: named('_sum') };
-  }
-
   test('happy: each answer waits for its own group; the next group gathers while one commits', {
     timeout: 60_000,
   }, async () => {
@@ -128,8 +122,8 @@ forEachStore('group commit', (kind) => {
       'committed in the order the records came',
     );
     // An operator reads the group size and the commit time from these two histograms.
-    assert.deepEqual(await countAndSum(metrics.auditGroupRecords), { count: 2, sum: 10 });
-    const commits = await countAndSum(metrics.auditGroupCommitDuration);
+    assert.deepEqual(await histogramCountAndSum(metrics.auditGroupRecords), { count: 2, sum: 10 });
+    const commits = await histogramCountAndSum(metrics.auditGroupCommitDuration);
     assert.equal(commits.count, 2, 'one commit time per group');
     assert.ok(commits.sum !== undefined && commits.sum > 0);
   });

@@ -5,6 +5,7 @@ import type { Services } from '../../src/services.js';
 import { listDeliveryViews, recoverDeliveries, redeliverEvent } from '../../src/webhooks/deliveryOps.js';
 import { activateSubscription, changeEndpoint, revokeReadiness } from '../../src/webhooks/subscriptions.js';
 import { startDeliveryWorker } from '../../src/webhooks/worker.js';
+import { histogramCountAndSum } from '../support/metrics.js';
 import { forEachStore } from '../support/stores.js';
 import { attemptsOf, createHarness, type Harness, sleep } from './support/harness.js';
 import { startReceiver } from './support/receiver.js';
@@ -100,8 +101,8 @@ forEachStore('webhook delivery worker', (kind) => {
       assert.equal(attempts[0]?.outcome, 'succeeded');
       assert.equal(attempts[0]?.error_class, null);
       assert.equal((await counter(h.services, 'succeeded')) - before, 1);
-      const latency = await h.services.metrics.webhookDeliveryLatency.get();
-      assert.ok((latency.values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0) >= 1);
+      const latency = await histogramCountAndSum(h.services.metrics.webhookDeliveryLatency);
+      assert.ok((latency.count ?? 0) >= 1);
     }));
 
   test('nothing is sent unless every gate holds, re-checked at send time', () =>
