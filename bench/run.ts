@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
+import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
 import { beforeRoot, type Child, eds, ROOT, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
@@ -240,11 +241,12 @@ function medianByRps(results: WrkResult[]): WrkResult {
  * from its own start, continuing across rounds, so no run repeats a page that server has served.
  */
 function newPageWalks(sides: Side[]): Map<Side, PathWalk> {
-  const file = join(RESULTS, `list-pages-${N}.txt`);
+  const file = join(RESULTS, `list-pages-${N}-to-offset-${LIST_QUERY.offset.max}.txt`);
   if (!existsSync(file)) {
     const paths: string[] = [];
     for (let limit = 50; limit > 40; limit--) {
-      const windows = N - limit + 1;
+      // The contract's largest offset bounds the walk on data sets larger than it reaches.
+      const windows = Math.min(N - limit + 1, LIST_QUERY.offset.max + 1);
       for (let phase = 0; phase < limit; phase++)
         for (let offset = phase; offset < windows; offset += limit)
           paths.push(`/external/v1/encounters?limit=${limit}&offset=${offset}`);
