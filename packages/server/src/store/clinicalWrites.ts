@@ -1,7 +1,8 @@
 /**
  * Writes of clinical data (imports and the demo). Every function runs inside the caller's
  * transaction, writes in multi-row batches, and replaces rows by id (imports are idempotent).
- * Encounter writes keep the per-day count roll-up exact in the same transaction.
+ * Encounter writes keep the per-day count roll-up and each organization's total exact in the same
+ * transaction.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
 import { DAY_MS, dayOf } from '../time.js';
@@ -94,8 +95,33 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
           })),
         )
         .execute();
+      await addToOrganizationCounts(tx, changed);
     }
   }
+}
+
+/** Adds day-count changes to their organizations' totals (encounter_counts, migration 011). */
+async function addToOrganizationCounts(
+  tx: Tx,
+  changed: readonly { organization_id: string; count: number }[],
+): Promise<void> {
+  const byOrganization = new Map<string, number>();
+  for (const { organization_id, count } of changed) {
+    byOrganization.set(organization_id, (byOrganization.get(organization_id) ?? 0) + count);
+  }
+  const rows = [...byOrganization]
+    .filter(([, count]) => count !== 0)
+    .map(([organization_id, count]) => ({ organization_id, count }));
+  if (rows.length === 0) return;
+  await tx
+    .insertInto('encounter_counts')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.column('organization_id').doUpdateSet((eb) => ({
+        count: eb('encounter_counts.count', '+', eb.ref('excluded.count')),
+      })),
+    )
+    .execute();
 }
 
 export async function upsertDocuments(tx: Tx, rows: Insertable<DocumentsTable>[]): Promise<void> {
@@ -188,7 +214,7 @@ export async function deleteRecordings(tx: Tx, documentIds: string[]): Promise<v
 }
 
 /**
- * Recomputes an organization's per-day counts from its encounters. For bulk loaders that write
+ * Recomputes an organization's per-day counts and its total from its encounters. For bulk loaders that write
  * encounters without the incremental bookkeeping of `upsertEncounters` (the demo's SQLite path).
  */
 export async function rebuildEncounterDayCounts(tx: Tx, organizationId: string): Promise<void> {
@@ -205,6 +231,18 @@ export async function rebuildEncounterDayCounts(tx: Tx, organizationId: string):
         .where('organization_id', '=', organizationId)
         .where('demo_training', '=', 0)
         .groupBy(['organization_id', dayExpression]),
+    )
+    .execute();
+  await tx.deleteFrom('encounter_counts').where('organization_id', '=', organizationId).execute();
+  await tx
+    .insertInto('encounter_counts')
+    .columns(['organization_id', 'count'])
+    .expression((eb) =>
+      eb
+        .selectFrom('encounter_day_counts')
+        .select((s) => ['organization_id', s.fn.sum<number>('count').as('count')])
+        .where('organization_id', '=', organizationId)
+        .groupBy('organization_id'),
     )
     .execute();
 }

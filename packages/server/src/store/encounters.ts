@@ -130,7 +130,7 @@ const AFTER_LATEST_MS = 8.64e15 + 1;
  * The exact number of listable encounters in a window, at a cost that does not grow with the
  * organization: whole days come from the per-day roll-up (maintained in the same transaction as
  * every encounter write), and only the partial days at the window's edges are counted on the
- * list index.
+ * list index. Without a window it is the organization's total, kept beside the roll-up.
  */
 export async function countEncounters(
   db: Db,
@@ -138,6 +138,7 @@ export async function countEncounters(
   window: CreatedWindow,
 ): Promise<number> {
   const { startMs, endMs } = window;
+  if (startMs === undefined && endMs === undefined) return organizationCount(db, organizationId);
   const firstFullDay = startMs === undefined ? undefined : Math.ceil(startMs / DAY_MS);
   const endFullDay = endMs === undefined ? undefined : dayOf(endMs);
   if (firstFullDay !== undefined && endFullDay !== undefined && firstFullDay >= endFullDay) {
@@ -159,6 +160,16 @@ export async function countEncounters(
   }
   const counts = await Promise.all(parts);
   return counts.reduce((a, b) => a + b, 0);
+}
+
+const organizationTotal = preparedQuery((db, organizationId: string) =>
+  db.selectFrom('encounter_counts').select('count').where('organization_id', '=', organizationId),
+);
+
+/** The total without a window: one row, kept with the roll-up (migration 011). */
+async function organizationCount(db: Db, organizationId: string): Promise<number> {
+  const [row] = await organizationTotal(db, organizationId);
+  return Number(row?.count ?? 0);
 }
 
 const rollupSum = preparedQuery((db, organizationId: string, firstDay: number, endDay: number) =>

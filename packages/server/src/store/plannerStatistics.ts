@@ -18,6 +18,7 @@ const LOADED_TABLES = [
   'patients',
   'encounters',
   'encounter_day_counts',
+  'encounter_counts',
   'documents',
   'transcripts',
   'recordings',

@@ -110,6 +110,12 @@ export interface EncounterDayCountsTable {
   count: number;
 }
 
+/** Each organization's listable encounters: the sum of its day counts, kept beside them. */
+export interface EncounterCountsTable {
+  organization_id: string;
+  count: number;
+}
+
 /**
  * The read model (migration 005): each encounter's summary exactly as the API sends it, kept by
  * the writes of clinical data in their own transaction. Holds every encounter, demo/training and
@@ -285,6 +291,7 @@ export interface Database {
   transcripts: TranscriptsTable;
   recordings: RecordingsTable;
   encounter_day_counts: EncounterDayCountsTable;
+  encounter_counts: EncounterCountsTable;
   encounter_reads: EncounterReadsTable;
   document_reads: DocumentReadsTable;
   audit_log: AuditLogTable;

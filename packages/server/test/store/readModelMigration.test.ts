@@ -1,17 +1,13 @@
 /**
  * `eds migrate` builds the read model for data stored before it existed: the stored answers it
- * writes are the ones an import of the same rows would have written.
+ * writes are the ones an import of the same rows would have written; and each organization's
+ * list total from the day counts.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Migrator } from 'kysely';
 import { applyReadModelChanges } from '../../src/domain/readModel.js';
-import {
-  upsertDocuments,
-  upsertEncounters,
-  upsertPatients,
-  upsertTranscripts,
-} from '../../src/store/clinicalWrites.js';
+import { upsertDocuments, upsertPatients, upsertTranscripts } from '../../src/store/clinicalWrites.js';
 import { migrateToLatest, type Store } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { upsertOrganization } from '../../src/store/organizations.js';
@@ -52,20 +48,23 @@ forEachStore('read model migration', (kind) => {
           updated_at: T,
         },
       ]);
-      await upsertEncounters(
-        tx,
-        ['enc_m1', 'enc_m2'].map((id, i) => ({
-          id,
-          organization_id: 'org_m',
-          patient_id: 'pat_m',
-          encounter_type: 'ambient',
-          status: 'completed',
-          date_of_service: T,
-          created_at: T + i,
-          updated_at: T + i,
-          demo_training: 0 as const,
-        })),
-      );
+      // As stored then: today's writer also keeps tables that later migrations add.
+      await tx
+        .insertInto('encounters')
+        .values(
+          ['enc_m1', 'enc_m2'].map((id, i) => ({
+            id,
+            organization_id: 'org_m',
+            patient_id: 'pat_m',
+            encounter_type: 'ambient',
+            status: 'completed',
+            date_of_service: T,
+            created_at: T + i,
+            updated_at: T + i,
+            demo_training: 0 as const,
+          })),
+        )
+        .execute();
       const doc = (id: string, schema_type: string, created: number) => ({
         id,
         encounter_id: 'enc_m1',
@@ -139,6 +138,42 @@ forEachStore('read model migration', (kind) => {
     assert.deepEqual(
       await store.db.selectFrom('document_reads').selectAll().orderBy('document_id').execute(),
       documents,
+    );
+  });
+});
+
+forEachStore('organization totals migration', (kind) => {
+  let store: Store;
+  before(async () => {
+    store = await createUnmigratedStore(kind);
+  });
+  after(() => store.close());
+
+  test("happy: migrating builds each organization's total from its day counts", async () => {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+    assert.equal((await migrator.migrateTo('010_audit_patient_index')).error, undefined);
+    await store.db
+      .insertInto('encounter_day_counts')
+      .values([
+        { organization_id: 'org_a', day: 20_000, count: 3 },
+        { organization_id: 'org_a', day: 20_001, count: 4 },
+        { organization_id: 'org_b', day: 20_000, count: 5 },
+      ])
+      .execute();
+
+    assert.ok((await migrateToLatest(store.db)).includes('011_encounter_counts'));
+
+    const totals = await store.db
+      .selectFrom('encounter_counts')
+      .select(['organization_id', 'count'])
+      .orderBy('organization_id')
+      .execute();
+    assert.deepEqual(
+      totals.map((t) => [t.organization_id, Number(t.count)]),
+      [
+        ['org_a', 7],
+        ['org_b', 5],
+      ],
     );
   });
 });

@@ -10,6 +10,7 @@ import * as rotation from './007_rotation.js';
 import * as organizationRateLimit from './008_organization_rate_limit.js';
 import * as auditPatientSets from './009_audit_patient_sets.js';
 import * as auditPatientIndex from './010_audit_patient_index.js';
+import * as encounterCounts from './011_encounter_counts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008_organization_rate_limit': organizationRateLimit,
   '009_audit_patient_sets': auditPatientSets,
   '010_audit_patient_index': auditPatientIndex,
+  '011_encounter_counts': encounterCounts,
 };
 
 export const migrationProvider: MigrationProvider = {
