@@ -66,7 +66,13 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
     };
     for (const old of existing) if (old.demo_training === 0) bump(old.organization_id, old.created_at, -1);
     for (const row of batch) if (!row.demo_training) bump(row.organization_id, row.created_at, 1);
+    const changed = [...deltas.values()]
+      .filter((d) => d.count !== 0)
+      .sort((a, b) => compareText(a.organization_id, b.organization_id) || a.day - b.day);
 
+    // The totals first: on PostgreSQL the row lock of an organization's total then orders two
+    // imports that change its counts before either locks a day, so the totals add no deadlock.
+    await addToOrganizationCounts(tx, changed);
     await tx
       .insertInto('encounters')
       .values(batch)
@@ -83,8 +89,6 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
         })),
       )
       .execute();
-
-    const changed = [...deltas.values()].filter((d) => d.count !== 0);
     if (changed.length > 0) {
       await tx
         .insertInto('encounter_day_counts')
@@ -95,12 +99,19 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
           })),
         )
         .execute();
-      await addToOrganizationCounts(tx, changed);
     }
   }
 }
 
-/** Adds day-count changes to their organizations' totals (encounter_counts, migration 011). */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Adds day-count changes (sorted by organization) to their organizations' totals
+ * (encounter_counts, migration 011). An organization whose days change by nothing overall is
+ * written too, for its row lock.
+ */
 async function addToOrganizationCounts(
   tx: Tx,
   changed: readonly { organization_id: string; count: number }[],
@@ -109,13 +120,10 @@ async function addToOrganizationCounts(
   for (const { organization_id, count } of changed) {
     byOrganization.set(organization_id, (byOrganization.get(organization_id) ?? 0) + count);
   }
-  const rows = [...byOrganization]
-    .filter(([, count]) => count !== 0)
-    .map(([organization_id, count]) => ({ organization_id, count }));
-  if (rows.length === 0) return;
+  if (byOrganization.size === 0) return;
   await tx
     .insertInto('encounter_counts')
-    .values(rows)
+    .values([...byOrganization].map(([organization_id, count]) => ({ organization_id, count })))
     .onConflict((oc) =>
       oc.column('organization_id').doUpdateSet((eb) => ({
         count: eb('encounter_counts.count', '+', eb.ref('excluded.count')),

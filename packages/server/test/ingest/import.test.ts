@@ -145,6 +145,69 @@ forEachStore('eds import', (kind) => {
     );
   });
 
+  test('two imports into one organization at once both land, and its list total counts each encounter once', async () => {
+    const suffix = unique();
+    const org = `org_c${suffix}`;
+    const organization = {
+      kind: 'organization',
+      id: org,
+      name: 'C',
+      allowlisted: true,
+      routes: ['encounters'],
+      api_keys_enabled: true,
+    };
+    // Stored first: files that name it would each lock its row and so wait for each other.
+    await importNdjsonFile(services, writeImportFile([organization]));
+    const fileOf = (part: string) =>
+      writeImportFile([
+        {
+          kind: 'patient',
+          id: `pat_${part}${suffix}`,
+          organization_id: org,
+          first_name: 'A',
+          last_name: 'B',
+          date_of_birth: '1980-01-01',
+        },
+        // Three statements of encounters each (400 rows a statement), on the same seven days.
+        ...Array.from({ length: 900 }, (_, i) => {
+          // Each statement's days: x's first are 0-2 and y's 6-4, and each then reaches into the other's.
+          const day = part === 'x' ? Math.floor(i / 134) : 6 - Math.floor(i / 134);
+          return {
+            kind: 'encounter',
+            id: `enc_${part}${i}${suffix}`,
+            organization_id: org,
+            patient_id: `pat_${part}${suffix}`,
+            encounter_type: 'ambient',
+            status: 'completed',
+            date_of_service: `2026-05-0${day + 1}T09:00:00Z`,
+            created_at: `2026-05-0${day + 1}T10:00:00Z`,
+            updated_at: `2026-05-0${day + 1}T10:00:00Z`,
+            demo_training: false,
+          };
+        }),
+      ]);
+    const [x, y] = await Promise.all([
+      importNdjsonFile(services, fileOf('x')),
+      importNdjsonFile(services, fileOf('y')),
+    ]);
+    assert.equal(x.imported.encounter + y.imported.encounter, 1800);
+    const total = await db()
+      .selectFrom('encounter_counts')
+      .select('count')
+      .where('organization_id', '=', org)
+      .executeTakeFirst();
+    const days = await db()
+      .selectFrom('encounter_day_counts')
+      .select('count')
+      .where('organization_id', '=', org)
+      .execute();
+    assert.equal(Number(total?.count), 1800);
+    assert.equal(
+      days.reduce((sum, d) => sum + Number(d.count), 0),
+      1800,
+    );
+  });
+
   test('re-importing the same file leaves the same state and emits no new event', async () => {
     const { ids, lines } = exampleLines(unique());
     const file = writeImportFile(lines);
