@@ -41,6 +41,8 @@ export interface PathWalk {
   file: string;
   /** How many paths to skip; advanced by every run's requests, warm-ups included. */
   next: number;
+  /** How many paths the file holds: past them the walk starts over and answers repeat pages. */
+  paths: number;
 }
 
 export interface WrkResult {
@@ -102,7 +104,13 @@ export function createWrk(resultsDir: string, connections: number) {
         const s = JSON.parse(line.slice('WRK_JSON '.length));
         const duration = s.duration_us / 1e6;
         // Answers still in flight when wrk stopped were sent too.
-        if (walk) walk.next += s.requests + connections;
+        if (walk) {
+          const beforeWrap = walk.next < walk.paths;
+          walk.next += s.requests + connections;
+          if (beforeWrap && walk.next >= walk.paths) {
+            console.error(`  ! the walk of ${walk.paths} pages wrapped: later answers repeat pages`);
+          }
+        }
         resolve({
           rps: s.requests / duration,
           requests: s.requests,

@@ -9,7 +9,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';
 import { applyReadModelChanges, rebuildReadModel } from '../domain/readModel.js';
 import {
-  rebuildEncounterDayCounts,
+  rebuildEncounterCounts,
   upsertDocuments,
   upsertEncounters,
   upsertPatients,
@@ -174,7 +174,7 @@ function sqliteWriter(store: Store, sqlite: BetterSqlite3.Database): BundleWrite
     encounters: async (bundles) => inTransaction(bundles.length, () => writeEncounters(bundles)),
     finish: async (organizationId) => {
       commit();
-      await store.db.transaction().execute((tx) => rebuildEncounterDayCounts(tx, organizationId));
+      await store.db.transaction().execute((tx) => rebuildEncounterCounts(tx, organizationId));
       await rebuildReadModel(store.db, organizationId);
     },
   };

@@ -30,6 +30,8 @@ export interface ImportPlan {
   readonly lineKinds: Uint8Array;
   /** The organization of every encounter a document of the file points at. */
   readonly encounterOrganization: ReadonlyMap<string, string>;
+  /** Every organization a record of the file belongs to, in ID order. */
+  readonly organizations: readonly string[];
   readonly audio: readonly AudioSource[];
 }
 
@@ -130,7 +132,14 @@ export async function validateImport(
 
   const encounterOrganization = await checkReferences(db, seen, problems);
   if (problems.count > 0) return { ok: false, problems };
-  return { ok: true, plan: { counts, lineKinds, encounterOrganization, audio } };
+  const organizations = new Set<string>(seen.organizations.keys());
+  for (const { organizationId } of seen.patients.values()) organizations.add(organizationId);
+  for (const { organizationId } of seen.encounters.values()) organizations.add(organizationId);
+  for (const organizationId of encounterOrganization.values()) organizations.add(organizationId);
+  return {
+    ok: true,
+    plan: { counts, lineKinds, encounterOrganization, organizations: [...organizations].sort(), audio },
+  };
 }
 
 /**

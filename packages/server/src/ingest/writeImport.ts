@@ -9,6 +9,7 @@ import { ReadModelUpdater } from '../domain/readModel.js';
 import {
   deleteRecordings,
   deleteTranscripts,
+  lockOrganizationTotals,
   upsertDocuments,
   upsertEncounters,
   upsertPatients,
@@ -42,6 +43,9 @@ export async function writeImport(
   now: number,
   config: RecordEventsOptions['config'],
 ): Promise<number> {
+  // First, before any row of theirs: an import waits here for another that shares one of its
+  // organizations to commit, so the two cannot deadlock, and its counts start from that one's.
+  await lockOrganizationTotals(tx, plan.organizations);
   for await (const record of recordsOf<Extract<ImportRecord, { kind: 'organization' }>>(
     file,
     plan,

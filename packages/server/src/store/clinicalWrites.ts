@@ -47,6 +47,9 @@ export async function upsertPatients(tx: Tx, rows: Insertable<PatientsTable>[]):
 
 export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>[]): Promise<void> {
   for (const batch of chunks(rows)) {
+    // Before the rows are read: another transaction writing these organizations' encounters has
+    // committed by then (PostgreSQL reads each statement's snapshot), so its rows count as existing.
+    await lockOrganizationTotals(tx, [...new Set(batch.map((r) => r.organization_id))].sort());
     const existing = await tx
       .selectFrom('encounters')
       .select(['id', 'organization_id', 'demo_training', 'created_at'])
@@ -70,9 +73,6 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
       .filter((d) => d.count !== 0)
       .sort((a, b) => compareText(a.organization_id, b.organization_id) || a.day - b.day);
 
-    // The totals first: on PostgreSQL the row lock of an organization's total then orders two
-    // imports that change its counts before either locks a day, so the totals add no deadlock.
-    await addToOrganizationCounts(tx, changed);
     await tx
       .insertInto('encounters')
       .values(batch)
@@ -99,19 +99,34 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
           })),
         )
         .execute();
+      await addToOrganizationCounts(tx, changed);
     }
   }
+}
+
+/**
+ * Takes each organization's total (encounter_counts), creating it at 0 where it has none yet:
+ * on PostgreSQL a row lock held to the end of the transaction. Whatever writes encounters takes
+ * it first, in ID order (callers pass distinct, sorted IDs), so two transactions that write one
+ * organization's encounters take turns instead of each locking rows the other needs, and the
+ * second counts from what the first committed.
+ */
+export async function lockOrganizationTotals(tx: Tx, organizationIds: readonly string[]): Promise<void> {
+  if (organizationIds.length === 0) return;
+  await tx
+    .insertInto('encounter_counts')
+    .values(organizationIds.map((organization_id) => ({ organization_id, count: 0 })))
+    .onConflict((oc) =>
+      oc.column('organization_id').doUpdateSet((eb) => ({ count: eb.ref('encounter_counts.count') })),
+    )
+    .execute();
 }
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * Adds day-count changes (sorted by organization) to their organizations' totals
- * (encounter_counts, migration 011). An organization whose days change by nothing overall is
- * written too, for its row lock.
- */
+/** Adds day-count changes to their organizations' totals (encounter_counts, migration 011). */
 async function addToOrganizationCounts(
   tx: Tx,
   changed: readonly { organization_id: string; count: number }[],
@@ -120,10 +135,13 @@ async function addToOrganizationCounts(
   for (const { organization_id, count } of changed) {
     byOrganization.set(organization_id, (byOrganization.get(organization_id) ?? 0) + count);
   }
-  if (byOrganization.size === 0) return;
+  const rows = [...byOrganization]
+    .filter(([, count]) => count !== 0)
+    .map(([organization_id, count]) => ({ organization_id, count }));
+  if (rows.length === 0) return;
   await tx
     .insertInto('encounter_counts')
-    .values([...byOrganization].map(([organization_id, count]) => ({ organization_id, count })))
+    .values(rows)
     .onConflict((oc) =>
       oc.column('organization_id').doUpdateSet((eb) => ({
         count: eb('encounter_counts.count', '+', eb.ref('excluded.count')),
@@ -222,10 +240,12 @@ export async function deleteRecordings(tx: Tx, documentIds: string[]): Promise<v
 }
 
 /**
- * Recomputes an organization's per-day counts and its total from its encounters. For bulk loaders that write
- * encounters without the incremental bookkeeping of `upsertEncounters` (the demo's SQLite path).
+ * Recomputes an organization's per-day counts and its total from its encounters. For bulk
+ * loaders that write encounters without the incremental bookkeeping of `upsertEncounters` (the
+ * demo's SQLite path).
  */
-export async function rebuildEncounterDayCounts(tx: Tx, organizationId: string): Promise<void> {
+export async function rebuildEncounterCounts(tx: Tx, organizationId: string): Promise<void> {
+  await lockOrganizationTotals(tx, [organizationId]);
   // floor(created_at / DAY_MS) as dayOf() computes it, as a literal so both dialects group by it.
   const dayExpression = sql<number>`floor(created_at / ${sql.raw(`${DAY_MS}.0`)})`;
   await tx.deleteFrom('encounter_day_counts').where('organization_id', '=', organizationId).execute();
@@ -241,16 +261,14 @@ export async function rebuildEncounterDayCounts(tx: Tx, organizationId: string):
         .groupBy(['organization_id', dayExpression]),
     )
     .execute();
-  await tx.deleteFrom('encounter_counts').where('organization_id', '=', organizationId).execute();
+  const total = await tx
+    .selectFrom('encounter_day_counts')
+    .select((s) => s.fn.sum<number | null>('count').as('n'))
+    .where('organization_id', '=', organizationId)
+    .executeTakeFirst();
   await tx
-    .insertInto('encounter_counts')
-    .columns(['organization_id', 'count'])
-    .expression((eb) =>
-      eb
-        .selectFrom('encounter_day_counts')
-        .select((s) => ['organization_id', s.fn.sum<number>('count').as('count')])
-        .where('organization_id', '=', organizationId)
-        .groupBy('organization_id'),
-    )
+    .updateTable('encounter_counts')
+    .set({ count: Number(total?.n ?? 0) })
+    .where('organization_id', '=', organizationId)
     .execute();
 }

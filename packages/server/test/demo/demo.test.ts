@@ -34,6 +34,7 @@ async function dump(db: Db) {
       .orderBy('organization_id')
       .orderBy('day')
       .execute(),
+    totals: await db.selectFrom('encounter_counts').selectAll().orderBy('organization_id').execute(),
     events: await db.selectFrom('webhook_events').select('id').execute(),
   };
 }
@@ -159,6 +160,17 @@ forEachStore('eds demo', (kind) => {
     assert.deepEqual(
       new Map(counts.filter((c) => c.count !== 0).map((c) => [`${c.organization_id}/${c.day}`, c.count])),
       expected,
+    );
+    // Each organization's list total is the sum of its days.
+    const expectedTotals = new Map<string, number>();
+    for (const [key, count] of expected) {
+      const organization = key.slice(0, key.lastIndexOf('/'));
+      expectedTotals.set(organization, (expectedTotals.get(organization) ?? 0) + count);
+    }
+    const totals = await db.selectFrom('encounter_counts').selectAll().execute();
+    assert.deepEqual(
+      new Map(totals.filter((t) => t.count !== 0).map((t) => [t.organization_id, Number(t.count)])),
+      expectedTotals,
     );
   });
 

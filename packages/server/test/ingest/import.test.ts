@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { KyselyPlugin } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import { importNdjsonFile } from '../../src/ingest/importFile.js';
 import { ImportRejectedError } from '../../src/ingest/problems.js';
 import type { Services } from '../../src/services.js';
+import { upsertEncounters } from '../../src/store/clinicalWrites.js';
 import { createCommandServices } from '../support/cli.js';
 import { forEachStore } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
 import { exampleLines, type Line, writeBeside, writeImportFile } from './importFiles.js';
 
 const WAV = Buffer.from('RIFF\u0024\u0000\u0000\u0000WAVEfmt test-audio', 'latin1');
@@ -73,6 +75,7 @@ forEachStore('eds import', (kind) => {
         .where('organization_id', '=', org)
         .orderBy('day')
         .execute(),
+      total: await q.selectFrom('encounter_counts').selectAll().where('organization_id', '=', org).execute(),
       events: await q
         .selectFrom('webhook_events')
         .select(['id', 'document_id'])
@@ -205,6 +208,100 @@ forEachStore('eds import', (kind) => {
     assert.equal(
       days.reduce((sum, d) => sum + Number(d.count), 0),
       1800,
+    );
+  });
+
+  test("an import waits for another transaction writing its organization's encounters, then counts from what that committed", async (t) => {
+    if (kind !== 'postgres') return t.skip('one SQLite connection runs one transaction at a time');
+    const suffix = unique();
+    const org = `org_w${suffix}`;
+    const patient = `pat_w${suffix}`;
+    await importNdjsonFile(
+      services,
+      writeImportFile([
+        {
+          kind: 'organization',
+          id: org,
+          name: 'W',
+          allowlisted: true,
+          routes: ['encounters'],
+          api_keys_enabled: true,
+        },
+        {
+          kind: 'patient',
+          id: patient,
+          organization_id: org,
+          first_name: 'A',
+          last_name: 'B',
+          date_of_birth: '1980-01-01',
+        },
+      ]),
+    );
+    const encounters = Array.from({ length: 450 }, (_, i) => ({
+      id: `enc_w${i}${suffix}`,
+      day: 1 + (i % 3),
+    }));
+    // Transaction A writes the encounters and holds its locks until the test lets it commit.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let written = false;
+    const a = db()
+      .transaction()
+      .execute(async (tx) => {
+        await upsertEncounters(
+          tx,
+          encounters.map(({ id, day }) => ({
+            id,
+            organization_id: org,
+            patient_id: patient,
+            encounter_type: 'ambient',
+            status: 'completed',
+            date_of_service: Date.UTC(2026, 4, day, 9),
+            created_at: Date.UTC(2026, 4, day, 10),
+            updated_at: Date.UTC(2026, 4, day, 10),
+            demo_training: 0 as const,
+          })),
+        );
+        written = true;
+        await released;
+      });
+    await waitFor(() => written, 'transaction A writing its encounters');
+    // B imports the same encounters while A is open: it must wait, then see them as existing.
+    const b = importNdjsonFile(
+      services,
+      writeImportFile(
+        encounters.map(({ id, day }) => ({
+          kind: 'encounter',
+          id,
+          organization_id: org,
+          patient_id: patient,
+          encounter_type: 'ambient',
+          status: 'completed',
+          date_of_service: `2026-05-0${day}T09:00:00Z`,
+          created_at: `2026-05-0${day}T10:00:00Z`,
+          updated_at: `2026-05-0${day}T10:00:00Z`,
+          demo_training: false,
+        })),
+      ),
+    );
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`.execute(db());
+      return Number(rows[0]?.n) > 0;
+    }, 'the import waiting for transaction A');
+    release();
+    await a;
+    assert.equal((await b).imported.encounter, 450);
+    const { total, dayCounts } = await snapshot(org);
+    assert.deepEqual(
+      total.map((row) => Number(row.count)),
+      [450],
+    );
+    assert.equal(
+      dayCounts.reduce((sum, d) => sum + Number(d.count), 0),
+      450,
     );
   });
 
