@@ -4,6 +4,16 @@
  */
 import { REASONS, type ReasonCode } from '../contract/reasons.js';
 
+/**
+ * RFC 9110 requires a challenge on every 401; RFC 6750 gives bearer tokens theirs: no error code
+ * when no credentials came, `invalid_token` when the ones that came cannot be used.
+ */
+export const BEARER_CHALLENGE = 'Bearer realm="eds"';
+const NO_CREDENTIALS = Object.freeze({ 'WWW-Authenticate': BEARER_CHALLENGE });
+const UNUSABLE_CREDENTIALS = Object.freeze({
+  'WWW-Authenticate': `${BEARER_CHALLENGE}, error="invalid_token"`,
+});
+
 export class ApiError extends Error {
   override name = 'ApiError';
   readonly status: number;
@@ -22,7 +32,10 @@ export class ApiError extends Error {
     super(detail);
     Error.stackTraceLimit = limit;
     this.status = REASONS[reasonCode].status;
-    this.headers = headers;
+    this.headers =
+      this.status !== 401
+        ? headers
+        : { ...(reasonCode === 'missing_bearer' ? NO_CREDENTIALS : UNUSABLE_CREDENTIALS), ...headers };
   }
 }
 

@@ -31,3 +31,12 @@ export const LINK_HEADER = {
       '`rel="prev"` when offset > 0, and `rel="first"`; each is this request with only `offset` changed.',
   },
 } as const;
+
+export const WWW_AUTHENTICATE_HEADER = {
+  'WWW-Authenticate': {
+    type: 'string',
+    description:
+      'The bearer challenge (RFC 9110, RFC 6750): `Bearer realm="eds"` when no key came, ' +
+      '`Bearer realm="eds", error="invalid_token"` when the key that came cannot be used.',
+  },
+} as const;

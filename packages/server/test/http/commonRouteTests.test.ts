@@ -21,6 +21,14 @@ function assertProblem(response: ApiResponse, status: number, reasonCode: string
   assert.equal(response.body.reason_code, reasonCode);
   assert.equal(response.body.status, status);
   assert.equal(response.body.request_id, response.headers.get('x-request-id'));
+  // RFC 9110: a 401 carries a challenge, and only a 401 (RFC 6750's bearer form).
+  const challenge =
+    status !== 401
+      ? null
+      : reasonCode === 'missing_bearer'
+        ? 'Bearer realm="eds"'
+        : 'Bearer realm="eds", error="invalid_token"';
+  assert.equal(response.headers.get('www-authenticate'), challenge);
 }
 
 forEachStore('every route', (kind) => {

@@ -6,151 +6,159 @@
  * request can fall back to limiting alone.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { MemoryBuckets } from '../../src/rateLimit/memoryBuckets.js';
 import { RedisBuckets } from '../../src/rateLimit/redisBuckets.js';
 import type { BucketDecision, BucketPolicy } from '../../src/rateLimit/tokenBucket.js';
-import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { REDIS_SERVER_MISSING, startTestRedis, type TestRedis } from '../support/redis.js';
 
 let redis: TestRedis;
 let buckets: RedisBuckets;
 /** A plain client (no key prefix) to look at what the buckets stored. */
 let inspect: Redis;
 
-before(async () => {
-  redis = await startTestRedis();
-  buckets = new RedisBuckets(redis.url);
-  inspect = new Redis(redis.url);
-  while (!buckets.ready) await new Promise((r) => setTimeout(r, 10));
-});
-after(async () => {
-  inspect.disconnect();
-  await buckets.close();
-  await redis.stop();
-});
-
-/** Script calls Redis has run so far (EVAL and EVALSHA). */
-async function scriptCalls(): Promise<number> {
-  const stats = await inspect.info('commandstats');
-  let calls = 0;
-  for (const match of stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)) calls += Number(match[1]);
-  return calls;
-}
-
-interface Take {
-  bucket: string;
-  policy: BucketPolicy;
-  now: number;
-}
-
-function assertSameDecision(actual: BucketDecision, expected: BucketDecision, what: string): void {
-  // Numbers cross the Lua boundary with 17 significant digits: exactly the same doubles.
-  assert.deepEqual(actual, expected, what);
-}
-
-test('the takes of one turn are one script call, decided as the in-process buckets decide them', async () => {
-  const policies: BucketPolicy[] = [
-    { rate: 3, burst: 5 },
-    { rate: 50, burst: 100 },
-    { rate: 1, burst: 1 },
-  ];
-  const memory = new MemoryBuckets();
-  // Deterministic "random" mix: three buckets (one much hotter), each with its own policy.
-  let seed = 7;
-  const next = () => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return seed / 2 ** 31;
-  };
-  let now = 1_800_000_000_000;
-  let allowedSeen = 0;
-  let refusedSeen = 0;
-  for (let turn = 0; turn < 5; turn++) {
-    const takes: Take[] = [];
-    for (let i = 0; i < 40; i++) {
-      const which = next() < 0.6 ? 0 : next() < 0.5 ? 1 : 2;
-      takes.push({ bucket: `batch:${which}`, policy: policies[which] as BucketPolicy, now });
-      now += Math.floor(next() * 40);
-    }
-    const callsBefore = await scriptCalls();
-    const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, t.policy, t.now)));
-    assert.equal((await scriptCalls()) - callsBefore, 1, `turn ${turn}: one script call for 40 takes`);
-    takes.forEach((t, i) => {
-      const expected = memory.take(t.bucket, t.policy, t.now);
-      assertSameDecision(decisions[i] as BucketDecision, expected, `turn ${turn}, take ${i} (${t.bucket})`);
-      if (expected.allowed) allowedSeen++;
-      else refusedSeen++;
-    });
-    now += 700;
-  }
-  assert.ok(allowedSeen > 20 && refusedSeen > 20, 'the mix both allows and refuses');
-  assert.deepEqual((await inspect.keys('*')).sort(), ['eds:rl:batch:0', 'eds:rl:batch:1', 'eds:rl:batch:2']);
-});
-
-test('a turn larger than one call takes is split into calls of at most 512, decided alike', async () => {
-  const memory = new MemoryBuckets();
-  const policy = { rate: 100, burst: 300 };
-  const takes = Array.from({ length: 1100 }, (_, i) => ({
-    bucket: `split:${i % 7}`,
-    now: 2_000_000_000_000 + i,
-  }));
-  const callsBefore = await scriptCalls();
-  const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, policy, t.now)));
-  assert.equal((await scriptCalls()) - callsBefore, 3, '512 + 512 + 76');
-  takes.forEach((t, i) => {
-    assertSameDecision(decisions[i] as BucketDecision, memory.take(t.bucket, policy, t.now), `take ${i}`);
+describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING }, () => {
+  before(async () => {
+    redis = await startTestRedis();
+    buckets = new RedisBuckets(redis.url);
+    inspect = new Redis(redis.url);
+    while (!buckets.ready) await new Promise((r) => setTimeout(r, 10));
   });
-});
+  after(async () => {
+    inspect.disconnect();
+    await buckets.close();
+    await redis.stop();
+  });
 
-test('a key that is not a bucket counts as a full bucket and fails no other request of its call', async () => {
-  await inspect.hset('eds:rl:foreign', 'field', '1');
-  await inspect.set('eds:rl:garbage', 'not a number');
-  const policy = { rate: 2, burst: 3 };
-  const now = 2_100_000_000_000;
-  const decisions = await Promise.all(
-    ['foreign', 'garbage', 'fresh'].map((bucket) => buckets.take(bucket, policy, now)),
-  );
-  const full = new MemoryBuckets().take('any', policy, now);
-  for (const decision of decisions) assertSameDecision(decision, full, 'as a full bucket');
-});
-
-test('a bucket is stored with its TAT and expires a minute after it would be full again', async () => {
-  const now = 1_900_000_000_000;
-  const decision = await buckets.take('expiry', { rate: 10, burst: 20 }, now);
-  assert.equal(decision.allowed, true);
-  assert.equal(await inspect.get('eds:rl:expiry'), String(now + 100));
-  // Full again 100 ms after now, kept 60 s past that: the bound below leaves room for a slow run.
-  const ttl = await inspect.pttl('eds:rl:expiry');
-  assert.ok(ttl > 30_000 && ttl <= 60_100, `PTTL ${ttl}`);
-});
-
-test('a failed call fails every take waiting on it (each request then decides alone)', async () => {
-  const slow = new RedisBuckets(redis.url, { commandTimeoutMs: 50 });
-  try {
-    while (!slow.ready) await new Promise((r) => setTimeout(r, 10));
-    const held = await redis.pause(1000);
-    const settled = Promise.allSettled(
-      [1, 2, 3].map((n) => slow.take(`fail:${n}`, { rate: 1, burst: 1 }, 0)),
-    );
-    // A take that never settled would hang the request behind it: fail here instead.
-    const results = await Promise.race([
-      settled,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('a take never settled')), 10_000)),
-    ]);
-    assert.deepEqual(
-      results.map((r) => r.status),
-      ['rejected', 'rejected', 'rejected'],
-    );
-    await held.resumed;
-  } finally {
-    await slow.close();
+  /** Script calls Redis has run so far (EVAL and EVALSHA). */
+  async function scriptCalls(): Promise<number> {
+    const stats = await inspect.info('commandstats');
+    let calls = 0;
+    for (const match of stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)) calls += Number(match[1]);
+    return calls;
   }
-});
 
-test('takes of the turn in which the buckets close are still answered', async () => {
-  const closing = new RedisBuckets(redis.url);
-  while (!closing.ready) await new Promise((r) => setTimeout(r, 10));
-  const decision = closing.take('closing', { rate: 1, burst: 1 }, 2_200_000_000_000);
-  await closing.close();
-  assert.equal((await decision).allowed, true);
+  interface Take {
+    bucket: string;
+    policy: BucketPolicy;
+    now: number;
+  }
+
+  function assertSameDecision(actual: BucketDecision, expected: BucketDecision, what: string): void {
+    // Numbers cross the Lua boundary with 17 significant digits: exactly the same doubles.
+    assert.deepEqual(actual, expected, what);
+  }
+
+  test('the takes of one turn are one script call, decided as the in-process buckets decide them', async () => {
+    const policies: BucketPolicy[] = [
+      { rate: 3, burst: 5 },
+      { rate: 50, burst: 100 },
+      { rate: 1, burst: 1 },
+    ];
+    const memory = new MemoryBuckets();
+    // Deterministic "random" mix: three buckets (one much hotter), each with its own policy.
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let now = 1_800_000_000_000;
+    let allowedSeen = 0;
+    let refusedSeen = 0;
+    for (let turn = 0; turn < 5; turn++) {
+      const takes: Take[] = [];
+      for (let i = 0; i < 40; i++) {
+        const which = next() < 0.6 ? 0 : next() < 0.5 ? 1 : 2;
+        takes.push({ bucket: `batch:${which}`, policy: policies[which] as BucketPolicy, now });
+        now += Math.floor(next() * 40);
+      }
+      const callsBefore = await scriptCalls();
+      const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, t.policy, t.now)));
+      assert.equal((await scriptCalls()) - callsBefore, 1, `turn ${turn}: one script call for 40 takes`);
+      takes.forEach((t, i) => {
+        const expected = memory.take(t.bucket, t.policy, t.now);
+        assertSameDecision(decisions[i] as BucketDecision, expected, `turn ${turn}, take ${i} (${t.bucket})`);
+        if (expected.allowed) allowedSeen++;
+        else refusedSeen++;
+      });
+      now += 700;
+    }
+    assert.ok(allowedSeen > 20 && refusedSeen > 20, 'the mix both allows and refuses');
+    assert.deepEqual((await inspect.keys('*')).sort(), [
+      'eds:rl:batch:0',
+      'eds:rl:batch:1',
+      'eds:rl:batch:2',
+    ]);
+  });
+
+  test('a turn larger than one call takes is split into calls of at most 512, decided alike', async () => {
+    const memory = new MemoryBuckets();
+    const policy = { rate: 100, burst: 300 };
+    const takes = Array.from({ length: 1100 }, (_, i) => ({
+      bucket: `split:${i % 7}`,
+      now: 2_000_000_000_000 + i,
+    }));
+    const callsBefore = await scriptCalls();
+    const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, policy, t.now)));
+    assert.equal((await scriptCalls()) - callsBefore, 3, '512 + 512 + 76');
+    takes.forEach((t, i) => {
+      assertSameDecision(decisions[i] as BucketDecision, memory.take(t.bucket, policy, t.now), `take ${i}`);
+    });
+  });
+
+  test('a key that is not a bucket counts as a full bucket and fails no other request of its call', async () => {
+    await inspect.hset('eds:rl:foreign', 'field', '1');
+    await inspect.set('eds:rl:garbage', 'not a number');
+    const policy = { rate: 2, burst: 3 };
+    const now = 2_100_000_000_000;
+    const decisions = await Promise.all(
+      ['foreign', 'garbage', 'fresh'].map((bucket) => buckets.take(bucket, policy, now)),
+    );
+    const full = new MemoryBuckets().take('any', policy, now);
+    for (const decision of decisions) assertSameDecision(decision, full, 'as a full bucket');
+  });
+
+  test('a bucket is stored with its TAT and expires a minute after it would be full again', async () => {
+    const now = 1_900_000_000_000;
+    const decision = await buckets.take('expiry', { rate: 10, burst: 20 }, now);
+    assert.equal(decision.allowed, true);
+    assert.equal(await inspect.get('eds:rl:expiry'), String(now + 100));
+    // Full again 100 ms after now, kept 60 s past that: the bound below leaves room for a slow run.
+    const ttl = await inspect.pttl('eds:rl:expiry');
+    assert.ok(ttl > 30_000 && ttl <= 60_100, `PTTL ${ttl}`);
+  });
+
+  test('a failed call fails every take waiting on it (each request then decides alone)', async () => {
+    const slow = new RedisBuckets(redis.url, { commandTimeoutMs: 50 });
+    try {
+      while (!slow.ready) await new Promise((r) => setTimeout(r, 10));
+      const held = await redis.pause(1000);
+      const settled = Promise.allSettled(
+        [1, 2, 3].map((n) => slow.take(`fail:${n}`, { rate: 1, burst: 1 }, 0)),
+      );
+      // A take that never settled would hang the request behind it: fail here instead.
+      const results = await Promise.race([
+        settled,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('a take never settled')), 10_000),
+        ),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'rejected', 'rejected'],
+      );
+      await held.resumed;
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('takes of the turn in which the buckets close are still answered', async () => {
+    const closing = new RedisBuckets(redis.url);
+    while (!closing.ready) await new Promise((r) => setTimeout(r, 10));
+    const decision = closing.take('closing', { rate: 1, burst: 1 }, 2_200_000_000_000);
+    await closing.close();
+    assert.equal((await decision).allowed, true);
+  });
 });

@@ -2,9 +2,18 @@
  * A private redis-server for one test file, on a free port, with no persistence: the test may
  * stop and restart it without touching the machine's shared Redis.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { freePort } from './processes.js';
+
+/**
+ * Why the files that start their own redis-server are skipped, or false when it is installed: a
+ * machine without Redis still runs the rest of the suite, as one without chromium does.
+ */
+export const REDIS_SERVER_MISSING: string | false =
+  spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).error === undefined
+    ? false
+    : 'redis-server is not installed (apt-get install redis-server; .ci/run installs it)';
 
 export interface TestRedis {
   url: string;

@@ -15,7 +15,7 @@ import type { ApiContext } from '../apiContext.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
 import { PROBLEM_CONTENT_TYPE } from '../problem.js';
-import { RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER } from '../responseHeaders.js';
+import { RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER, WWW_AUTHENTICATE_HEADER } from '../responseHeaders.js';
 import { sendStoredAnswer } from '../storedAnswer.js';
 
 declare module 'fastify' {
@@ -44,13 +44,19 @@ export interface ApiRouteSpec<Params> {
   }): Promise<unknown>;
 }
 
+/** Headers an error status carries besides the rate-limit fields. */
+const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
+  401: { ...RATE_LIMIT_HEADERS, ...WWW_AUTHENTICATE_HEADER },
+  429: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER },
+};
+
 /** For each error status a route can answer with: the problem schema with that route's codes. */
 function errorResponses(route: RouteDefinition) {
   const responses: Record<number, unknown> = {};
   for (const [status, codes] of reasonsByStatusFor(route.id)) {
     responses[status] = {
       description: codes.map((code) => `\`${code}\`: ${REASONS[code].title}`).join('; '),
-      headers: status === 429 ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
+      headers: ERROR_HEADERS[status] ?? RATE_LIMIT_HEADERS,
       content: {
         [PROBLEM_CONTENT_TYPE]: {
           schema: {
