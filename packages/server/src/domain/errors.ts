@@ -8,11 +8,13 @@ import { REASONS, type ReasonCode } from '../contract/reasons.js';
  * RFC 9110 requires a challenge on every 401; RFC 6750 gives bearer tokens theirs: no error code
  * when no credentials came, `invalid_token` when the ones that came cannot be used.
  */
-export const BEARER_CHALLENGE = 'Bearer realm="eds"';
+const BEARER_CHALLENGE = 'Bearer realm="eds"';
 const NO_CREDENTIALS = Object.freeze({ 'WWW-Authenticate': BEARER_CHALLENGE });
 const UNUSABLE_CREDENTIALS = Object.freeze({
   'WWW-Authenticate': `${BEARER_CHALLENGE}, error="invalid_token"`,
 });
+/** The default: most errors add no header, and a 401 then takes its challenge as it is. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -23,7 +25,7 @@ export class ApiError extends Error {
     readonly reasonCode: ReasonCode,
     /** A sentence for a human; never echoes tokens, secrets or links. */
     readonly detail: string = REASONS[reasonCode].title,
-    headers: Record<string, string> = {},
+    headers: Readonly<Record<string, string>> = NO_HEADERS,
   ) {
     // An ApiError is an answer to the client, not a fault: no stack is captured, which under a
     // flood of bad keys cost 6 % of the process.
@@ -32,10 +34,11 @@ export class ApiError extends Error {
     super(detail);
     Error.stackTraceLimit = limit;
     this.status = REASONS[reasonCode].status;
-    this.headers =
-      this.status !== 401
-        ? headers
-        : { ...(reasonCode === 'missing_bearer' ? NO_CREDENTIALS : UNUSABLE_CREDENTIALS), ...headers };
+    if (this.status !== 401) this.headers = headers;
+    else {
+      const challenge = reasonCode === 'missing_bearer' ? NO_CREDENTIALS : UNUSABLE_CREDENTIALS;
+      this.headers = headers === NO_HEADERS ? challenge : { ...challenge, ...headers };
+    }
   }
 }
 

@@ -69,9 +69,9 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
     };
     for (const old of existing) if (old.demo_training === 0) bump(old.organization_id, old.created_at, -1);
     for (const row of batch) if (!row.demo_training) bump(row.organization_id, row.created_at, 1);
-    const changed = [...deltas.values()]
-      .filter((d) => d.count !== 0)
-      .sort((a, b) => compareText(a.organization_id, b.organization_id) || a.day - b.day);
+    // In any order: no other transaction holds these organizations' days while this one holds
+    // their totals.
+    const changed = [...deltas.values()].filter((d) => d.count !== 0);
 
     await tx
       .insertInto('encounters')
@@ -120,10 +120,6 @@ export async function lockOrganizationTotals(tx: Tx, organizationIds: readonly s
       oc.column('organization_id').doUpdateSet((eb) => ({ count: eb.ref('encounter_counts.count') })),
     )
     .execute();
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Adds day-count changes to their organizations' totals (encounter_counts, migration 011). */
