@@ -18,45 +18,51 @@
  */
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
-import { allowed, type BucketDecision, type BucketPolicy, intervalMs, refused } from './tokenBucket.js';
+import { type BucketDecision, type BucketPolicy, intervalMs, takeToken } from './tokenBucket.js';
 
-// KEYS: one bucket per take (a bucket may repeat); ARGV: now, interval, capacity (ms) per take.
-// Returns three strings per take: '1', debt, '' or '0', fullIn, retryAfter. Numbers travel as
-// text with 17 significant digits: Redis would truncate Lua numbers to integers, and tostring's
-// 14 digits drop a millisecond timestamp's fraction (the stored TAT would drift). A bucket is
-// kept a minute past the moment it is full again: Redis expires by its own clock, the
-// arithmetic runs on the callers'.
+// KEYS: one entry per run of takes of one bucket with one policy, in arrival order (a bucket may
+// repeat when its policy changed within the call). ARGV, per entry: interval and capacity (ms),
+// the number of takes n, then each take's now. Returns per entry the bucket's TAT before its
+// first take ('' when none is stored); the caller replays the takes from it with tokenBucket.ts,
+// which runs this loop's arithmetic on the same doubles. Why: the script's per-take work is then
+// a number parsed and compared, and its reply one string per bucket, not three per take; under
+// load a call decides tens of takes of one key, and Redis spent about 3 µs a take formatting and
+// sending those strings, which every request of the turn waits for.
+// Numbers travel as text with 17 significant digits: Redis would truncate Lua numbers to
+// integers, and tostring's 14 digits drop a millisecond timestamp's fraction (the stored TAT
+// would drift). A bucket is kept a minute past the moment it is full again: Redis expires by its
+// own clock, the arithmetic runs on the callers'.
 const TAKE_TOKENS_LUA = `
 local tats = {}
 local expiries = {}
 local out = {}
 local function text(x) return string.format('%.17g', x) end
+local arg = 1
 for i = 1, #KEYS do
   local key = KEYS[i]
-  local now = tonumber(ARGV[3 * i - 2])
-  local interval = tonumber(ARGV[3 * i - 1])
-  local capacity = tonumber(ARGV[3 * i])
+  local interval = tonumber(ARGV[arg])
+  local capacity = tonumber(ARGV[arg + 1])
+  local n = tonumber(ARGV[arg + 2])
+  arg = arg + 3
   local tat = tats[key]
   if tat == nil then
     -- pcall: a key that is not ours (wrong type, not a number) counts as a full bucket instead of
     -- failing every request of the call.
     local stored = redis.pcall('GET', key)
-    tat = type(stored) == 'string' and tonumber(stored) or now
+    if type(stored) == 'string' then tat = tonumber(stored) end
   end
-  if tat < now then tat = now end
-  local debt = tat + interval - now
-  if debt > capacity then
-    tats[key] = tat
-    out[3 * i - 2] = '0'
-    out[3 * i - 1] = text(tat - now)
-    out[3 * i] = text(debt - capacity)
-  else
-    tats[key] = tat + interval
-    expiries[key] = math.ceil(debt) + 60000
-    out[3 * i - 2] = '1'
-    out[3 * i - 1] = text(debt)
-    out[3 * i] = ''
+  out[i] = tat == nil and '' or text(tat)
+  for j = 1, n do
+    local now = tonumber(ARGV[arg])
+    arg = arg + 1
+    if tat == nil or tat < now then tat = now end
+    local debt = tat + interval - now
+    if debt <= capacity then
+      tat = tat + interval
+      expiries[key] = math.ceil(debt) + 60000
+    end
   end
+  tats[key] = tat
 end
 for key, expiry in pairs(expiries) do
   redis.call('SET', key, text(tats[key]), 'PX', expiry)
@@ -71,11 +77,37 @@ type TakeTokensCommand = (numberOfKeys: number, ...keysThenArgs: (string | numbe
 
 interface PendingTake {
   readonly bucket: string;
+  readonly policy: BucketPolicy;
   readonly now: number;
-  readonly interval: number;
-  readonly capacity: number;
   readonly resolve: (decision: BucketDecision) => void;
   readonly reject: (error: Error) => void;
+}
+
+/** A call's takes of one bucket with one policy, in arrival order: one entry of the script's KEYS. */
+interface BucketRun {
+  readonly bucket: string;
+  readonly policy: BucketPolicy;
+  readonly interval: number;
+  readonly capacity: number;
+  readonly takes: PendingTake[];
+}
+
+/** The call's takes as runs per bucket, keeping each bucket's order (buckets are independent). */
+function runsOf(takes: readonly PendingTake[]): BucketRun[] {
+  const runs: BucketRun[] = [];
+  const current = new Map<string, BucketRun>();
+  for (const take of takes) {
+    const interval = intervalMs(take.policy);
+    const capacity = take.policy.burst * interval;
+    let run = current.get(take.bucket);
+    if (run === undefined || run.interval !== interval || run.capacity !== capacity) {
+      run = { bucket: take.bucket, policy: take.policy, interval, capacity, takes: [] };
+      runs.push(run);
+      current.set(take.bucket, run);
+    }
+    run.takes.push(take);
+  }
+  return runs;
 }
 
 export interface RedisBucketsOptions {
@@ -128,10 +160,8 @@ export class RedisBuckets {
 
   /** One token from `bucket`, decided with the other takes of this turn in one script call. */
   take(bucket: string, policy: BucketPolicy, now: number): Promise<BucketDecision> {
-    const interval = intervalMs(policy);
-    const capacity = policy.burst * interval;
     return new Promise((resolve, reject) => {
-      this.pending.push({ bucket, now, interval, capacity, resolve, reject });
+      this.pending.push({ bucket, policy, now, resolve, reject });
       if (this.flushScheduled) return;
       this.flushScheduled = true;
       setImmediate(this.flush);
@@ -148,24 +178,29 @@ export class RedisBuckets {
   };
 
   private send(takes: PendingTake[]): void {
-    const keysThenArgs: (string | number)[] = takes.map((take) => take.bucket);
-    for (const take of takes) keysThenArgs.push(take.now, take.interval, take.capacity);
+    const runs = runsOf(takes);
+    const keysThenArgs: (string | number)[] = runs.map((run) => run.bucket);
+    for (const run of runs) {
+      keysThenArgs.push(run.interval, run.capacity, run.takes.length);
+      for (const take of run.takes) keysThenArgs.push(take.now);
+    }
     // Every take settles exactly once: a reply of the wrong shape fails the takes it cannot answer
     // (a settled promise ignores a later reject), and each caller then decides alone.
     const sent = performance.now();
-    this.takeTokensScript(takes.length, ...keysThenArgs)
+    this.takeTokensScript(runs.length, ...keysThenArgs)
       .then((reply) => {
         this.onCall?.((performance.now() - sent) / 1000, takes.length);
-        if (!Array.isArray(reply) || reply.length !== 3 * takes.length) {
+        if (!Array.isArray(reply) || reply.length !== runs.length) {
           throw new Error(`unexpected reply from the rate-limit script (${typeof reply})`);
         }
-        takes.forEach((take, i) => {
-          const [ok, first, second] = [reply[3 * i], reply[3 * i + 1], reply[3 * i + 2]];
-          take.resolve(
-            String(ok) === '1'
-              ? allowed(Number(first), take.capacity, take.interval)
-              : refused(Number(first), Number(second)),
-          );
+        runs.forEach((run, i) => {
+          // The script's loop, replayed from the TAT it started the run with: the same decisions.
+          let tat = reply[i] === '' ? undefined : Number(reply[i]);
+          for (const take of run.takes) {
+            const next = takeToken(tat, run.policy, take.now);
+            tat = next.tat;
+            take.resolve(next.decision);
+          }
         });
       })
       .catch((error: Error) => {

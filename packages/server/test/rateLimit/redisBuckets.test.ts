@@ -92,6 +92,39 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
     ]);
   });
 
+  test('a bucket whose policy changes within a turn is decided in arrival order under each take’s policy', async () => {
+    // An organization's rate updated while its requests are in flight: one bucket, two policies
+    // interleaved in one call, with fractional times (the stored TAT must keep them exactly).
+    const policies: BucketPolicy[] = [
+      { rate: 2, burst: 3 },
+      { rate: 7, burst: 2 },
+    ];
+    const memory = new MemoryBuckets();
+    let now = 2_300_000_000_000.25;
+    for (let turn = 0; turn < 3; turn++) {
+      const takes: Take[] = [0, 0, 1, 1, 0, 1, 0, 0, 1].map((which, i) => ({
+        bucket: 'changing',
+        policy: policies[which] as BucketPolicy,
+        now: now + i * 37.125,
+      }));
+      const callsBefore = await scriptCalls();
+      const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, t.policy, t.now)));
+      assert.equal((await scriptCalls()) - callsBefore, 1, `turn ${turn}: one script call`);
+      takes.forEach((t, i) => {
+        assertSameDecision(
+          decisions[i] as BucketDecision,
+          memory.take(t.bucket, t.policy, t.now),
+          `turn ${turn}, take ${i}`,
+        );
+      });
+      assert.ok(
+        decisions.some((d) => d.allowed) && decisions.some((d) => !d.allowed),
+        `turn ${turn} both allows and refuses`,
+      );
+      now += 450.5;
+    }
+  });
+
   test('a turn larger than one call takes is split into calls of at most 512, decided alike', async () => {
     const memory = new MemoryBuckets();
     const policy = { rate: 100, burst: 300 };
