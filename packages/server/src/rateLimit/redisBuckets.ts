@@ -50,6 +50,8 @@ for i = 1, #KEYS do
     -- failing every request of the call.
     local stored = redis.pcall('GET', key)
     if type(stored) == 'string' then tat = tonumber(stored) end
+    -- 'inf' and 'nan' parse as numbers here but not as the same numbers in JavaScript.
+    if tat ~= nil and not (tat > -math.huge and tat < math.huge) then tat = nil end
   end
   out[i] = tat == nil and '' or text(tat)
   for j = 1, n do

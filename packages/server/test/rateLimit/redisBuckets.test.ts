@@ -143,10 +143,12 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
   test('a key that is not a bucket counts as a full bucket and fails no other request of its call', async () => {
     await inspect.hset('eds:rl:foreign', 'field', '1');
     await inspect.set('eds:rl:garbage', 'not a number');
+    await inspect.set('eds:rl:infinite', 'inf');
+    await inspect.set('eds:rl:nan', 'nan');
     const policy = { rate: 2, burst: 3 };
     const now = 2_100_000_000_000;
     const decisions = await Promise.all(
-      ['foreign', 'garbage', 'fresh'].map((bucket) => buckets.take(bucket, policy, now)),
+      ['foreign', 'garbage', 'infinite', 'nan', 'fresh'].map((bucket) => buckets.take(bucket, policy, now)),
     );
     const full = new MemoryBuckets().take('any', policy, now);
     for (const decision of decisions) assertSameDecision(decision, full, 'as a full bucket');
