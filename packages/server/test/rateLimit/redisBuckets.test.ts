@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { MemoryBuckets } from '../../src/rateLimit/memoryBuckets.js';
 import { RedisBuckets } from '../../src/rateLimit/redisBuckets.js';
-import type { BucketDecision, BucketPolicy } from '../../src/rateLimit/tokenBucket.js';
+import { type BucketDecision, type BucketPolicy, takeToken } from '../../src/rateLimit/tokenBucket.js';
 import { REDIS_SERVER_MISSING, startTestRedis, type TestRedis } from '../support/redis.js';
 
 let redis: TestRedis;
@@ -95,14 +95,16 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
   test('a bucket whose policy changes within a turn is decided in arrival order under each take’s policy', async () => {
     // An organization's rate updated while its requests are in flight: one bucket, two policies
     // interleaved in one call, with fractional times (the stored TAT must keep them exactly).
+    // The third differs from the first only in its burst.
     const policies: BucketPolicy[] = [
       { rate: 2, burst: 3 },
       { rate: 7, burst: 2 },
+      { rate: 2, burst: 1 },
     ];
     const memory = new MemoryBuckets();
     let now = 2_300_000_000_000.25;
     for (let turn = 0; turn < 3; turn++) {
-      const takes: Take[] = [0, 0, 1, 1, 0, 1, 0, 0, 1].map((which, i) => ({
+      const takes: Take[] = [0, 2, 1, 1, 0, 2, 0, 0, 1, 2].map((which, i) => ({
         bucket: 'changing',
         policy: policies[which] as BucketPolicy,
         now: now + i * 37.125,
@@ -127,7 +129,8 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
 
   test('a turn larger than one call takes is split into calls of at most 512, decided alike', async () => {
     const memory = new MemoryBuckets();
-    const policy = { rate: 100, burst: 300 };
+    // Tight enough that every bucket runs dry within the turn: refusals on both sides of a split.
+    const policy = { rate: 100, burst: 20 };
     const takes = Array.from({ length: 1100 }, (_, i) => ({
       bucket: `split:${i % 7}`,
       now: 2_000_000_000_000 + i,
@@ -138,6 +141,14 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
     takes.forEach((t, i) => {
       assertSameDecision(decisions[i] as BucketDecision, memory.take(t.bucket, policy, t.now), `take ${i}`);
     });
+    for (const [from, to] of [
+      [0, 512],
+      [512, 1024],
+      [1024, 1100],
+    ] as const) {
+      const call = decisions.slice(from, to);
+      assert.ok(call.some((d) => d.allowed) && call.some((d) => !d.allowed), `takes ${from}-${to}`);
+    }
   });
 
   test('a key that is not a bucket counts as a full bucket and fails no other request of its call', async () => {
@@ -156,12 +167,33 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
 
   test('a bucket is stored with its TAT and expires a minute after it would be full again', async () => {
     const now = 1_900_000_000_000;
-    const decision = await buckets.take('expiry', { rate: 10, burst: 20 }, now);
-    assert.equal(decision.allowed, true);
-    assert.equal(await inspect.get('eds:rl:expiry'), String(now + 100));
-    // Full again 100 ms after now, kept 60 s past that: the bound below leaves room for a slow run.
+    // 50 tokens of a second each in one turn: full again 50 s after now, after the last take.
+    const decisions = await Promise.all(
+      Array.from({ length: 50 }, () => buckets.take('expiry', { rate: 1, burst: 100 }, now)),
+    );
+    assert.ok(decisions.every((d) => d.allowed));
+    assert.equal(await inspect.get('eds:rl:expiry'), String(now + 50_000));
+    // Kept 60 s past that (110 s); the lower bound leaves room for a slow run.
     const ttl = await inspect.pttl('eds:rl:expiry');
-    assert.ok(ttl > 30_000 && ttl <= 60_100, `PTTL ${ttl}`);
+    assert.ok(ttl > 100_000 && ttl <= 110_000, `PTTL ${ttl}`);
+  });
+
+  test('a TAT stored off the arithmetic’s grid (an earlier release) is decided as in-process', async () => {
+    const now = 2_400_000_000_000;
+    const policy = { rate: 7, burst: 3 };
+    // 1000 / 7 added to the clock, as the earlier release stored it: not a multiple of 2⁻¹⁰ ms.
+    const stored = now + 2 * (1000 / 7);
+    await inspect.set('eds:rl:earlier', String(stored));
+    const times = [now, now, now + 0.5, now + 200];
+    const decisions = await Promise.all(times.map((at) => buckets.take('earlier', policy, at)));
+    let tat: number | undefined = stored;
+    times.forEach((at, i) => {
+      const expected = takeToken(tat, policy, at);
+      tat = expected.tat;
+      assertSameDecision(decisions[i] as BucketDecision, expected.decision, `take ${i}`);
+    });
+    assert.ok(decisions.some((d) => d.allowed) && decisions.some((d) => !d.allowed));
+    assert.equal(Number(await inspect.get('eds:rl:earlier')), tat);
   });
 
   test('a failed call fails every take waiting on it (each request then decides alone)', async () => {
