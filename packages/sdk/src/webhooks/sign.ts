@@ -1,6 +1,7 @@
 /**
  * Signs a delivery the way the service does, for tests and local development of receivers:
- * returns the five headers for a body. Never needed in production receivers.
+ * returns the body and its headers (the five delivery headers and Content-Type). Never needed in
+ * production receivers.
  */
 import type { WebhookEvent } from '../types.js';
 import { computeSignature, DEFAULT_HEADER_PREFIX, headerNames, type RawBody } from './signature.js';

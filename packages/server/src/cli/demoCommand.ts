@@ -43,7 +43,8 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
             onProgress: bar.update,
           });
           bar.finish();
-          const curl = `curl -H 'Authorization: Bearer ${demo.token}' ${config.publicBaseUrl}/external/v1/encounters?limit=2`;
+          // Quoted: zsh (macOS's shell) reads an unquoted `?` as a glob and refuses the line.
+          const curl = `curl -H 'Authorization: Bearer ${demo.token}' '${config.publicBaseUrl}/external/v1/encounters?limit=2'`;
           printJson({
             base_url: config.publicBaseUrl,
             api_key: demo.token,

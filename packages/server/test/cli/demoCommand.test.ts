@@ -36,7 +36,7 @@ test('eds demo migrates, loads, and prints a working key and a curl line; a hint
   assert.equal(demo.encounters, 4 + 6 + 3 * 24);
   assert.equal(
     demo.curl,
-    `curl -H 'Authorization: Bearer ${demo.api_key}' http://demo.example:9000/external/v1/encounters?limit=2`,
+    `curl -H 'Authorization: Bearer ${demo.api_key}' 'http://demo.example:9000/external/v1/encounters?limit=2'`,
   );
   assert.match(result.stderr, /Demo data loaded/);
   assert.doesNotMatch(result.stderr, /\[#/, 'no progress bar when stderr is not a terminal');
