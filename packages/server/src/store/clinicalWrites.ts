@@ -257,14 +257,14 @@ export async function rebuildEncounterCounts(tx: Tx, organizationId: string): Pr
         .groupBy(['organization_id', dayExpression]),
     )
     .execute();
-  const total = await tx
-    .selectFrom('encounter_day_counts')
-    .select((s) => s.fn.sum<number | null>('count').as('n'))
-    .where('organization_id', '=', organizationId)
-    .executeTakeFirst();
   await tx
     .updateTable('encounter_counts')
-    .set({ count: Number(total?.n ?? 0) })
+    .set((eb) => ({
+      count: eb
+        .selectFrom('encounter_day_counts')
+        .select((s) => s.fn.coalesce(s.fn.sum<number>('count'), s.lit(0)).as('n'))
+        .where('organization_id', '=', organizationId),
+    }))
     .where('organization_id', '=', organizationId)
     .execute();
 }
