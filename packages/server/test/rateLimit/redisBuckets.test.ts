@@ -50,6 +50,27 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
     assert.deepEqual(actual, expected, what);
   }
 
+  /**
+   * Sends `takes` in one turn of the event loop and asserts that it became `calls` script calls
+   * (`callsMessage`) and that each take was decided as `memory`, the in-process buckets given the
+   * same takes, decides it (`label` names the take). Returns Redis's decisions.
+   */
+  async function decidedAsInProcess(
+    takes: readonly Take[],
+    memory: MemoryBuckets,
+    calls: number,
+    callsMessage: string,
+    label: (i: number) => string,
+  ): Promise<BucketDecision[]> {
+    const callsBefore = await scriptCalls();
+    const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, t.policy, t.now)));
+    assert.equal((await scriptCalls()) - callsBefore, calls, callsMessage);
+    takes.forEach((t, i) => {
+      assertSameDecision(decisions[i] as BucketDecision, memory.take(t.bucket, t.policy, t.now), label(i));
+    });
+    return decisions;
+  }
+
   test('the takes of one turn are one script call, decided as the in-process buckets decide them', async () => {
     const policies: BucketPolicy[] = [
       { rate: 3, burst: 5 },
@@ -73,15 +94,17 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
         takes.push({ bucket: `batch:${which}`, policy: policies[which] as BucketPolicy, now });
         now += Math.floor(next() * 40);
       }
-      const callsBefore = await scriptCalls();
-      const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, t.policy, t.now)));
-      assert.equal((await scriptCalls()) - callsBefore, 1, `turn ${turn}: one script call for 40 takes`);
-      takes.forEach((t, i) => {
-        const expected = memory.take(t.bucket, t.policy, t.now);
-        assertSameDecision(decisions[i] as BucketDecision, expected, `turn ${turn}, take ${i} (${t.bucket})`);
-        if (expected.allowed) allowedSeen++;
+      const decisions = await decidedAsInProcess(
+        takes,
+        memory,
+        1,
+        `turn ${turn}: one script call for 40 takes`,
+        (i) => `turn ${turn}, take ${i} (${takes[i]?.bucket})`,
+      );
+      for (const decision of decisions) {
+        if (decision.allowed) allowedSeen++;
         else refusedSeen++;
-      });
+      }
       now += 700;
     }
     assert.ok(allowedSeen > 20 && refusedSeen > 20, 'the mix both allows and refuses');
@@ -109,16 +132,13 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
         policy: policies[which] as BucketPolicy,
         now: now + i * 37.125,
       }));
-      const callsBefore = await scriptCalls();
-      const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, t.policy, t.now)));
-      assert.equal((await scriptCalls()) - callsBefore, 1, `turn ${turn}: one script call`);
-      takes.forEach((t, i) => {
-        assertSameDecision(
-          decisions[i] as BucketDecision,
-          memory.take(t.bucket, t.policy, t.now),
-          `turn ${turn}, take ${i}`,
-        );
-      });
+      const decisions = await decidedAsInProcess(
+        takes,
+        memory,
+        1,
+        `turn ${turn}: one script call`,
+        (i) => `turn ${turn}, take ${i}`,
+      );
       assert.ok(
         decisions.some((d) => d.allowed) && decisions.some((d) => !d.allowed),
         `turn ${turn} both allows and refuses`,
@@ -133,14 +153,10 @@ describe('RedisBuckets on a private redis-server', { skip: REDIS_SERVER_MISSING 
     const policy = { rate: 100, burst: 20 };
     const takes = Array.from({ length: 1100 }, (_, i) => ({
       bucket: `split:${i % 7}`,
+      policy,
       now: 2_000_000_000_000 + i,
     }));
-    const callsBefore = await scriptCalls();
-    const decisions = await Promise.all(takes.map((t) => buckets.take(t.bucket, policy, t.now)));
-    assert.equal((await scriptCalls()) - callsBefore, 3, '512 + 512 + 76');
-    takes.forEach((t, i) => {
-      assertSameDecision(decisions[i] as BucketDecision, memory.take(t.bucket, policy, t.now), `take ${i}`);
-    });
+    const decisions = await decidedAsInProcess(takes, memory, 3, '512 + 512 + 76', (i) => `take ${i}`);
     for (const [from, to] of [
       [0, 512],
       [512, 1024],
