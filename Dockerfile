@@ -2,11 +2,14 @@
 # Build:  docker build -t eds .
 # Run:    docker run -e EDS_DATABASE_URL=postgres://… -e EDS_KEY_DIGEST_SECRET_FILE=/run/secrets/digest \
 #                    -e EDS_MEDIA_SIGNING_SECRET_FILE=/run/secrets/media -p 8080:8080 -p 8081:8081 eds serve
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 compiles from source.
+# npm runs better-sqlite3's node-gyp step: it finds the package's prebuilt Node-API binary and
+# builds nothing, but gyp needs python3 and make (and g++ where no prebuilt binary fits). The
+# image's own headers serve node-gyp, so it downloads none.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
+ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json .npmrc ./
 COPY packages/server/package.json packages/server/
 # The SDK workspace builds itself on install (its `prepare`), so its sources come first.
@@ -16,7 +19,7 @@ COPY tsconfig.base.json ./
 COPY packages/server packages/server
 RUN npm run build -w packages/server && npm prune --omit=dev --no-fund --no-audit
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     EDS_HOST=0.0.0.0 \
     EDS_DATA_DIR=/var/lib/eds

@@ -3,13 +3,13 @@
  * for this code and optionally another checkout (`--before PATH`), alternating, so the two are
  * compared within one run. The file: N encounters, one patient per six, and per encounter a
  * markdown note and an ambient transcript with a finalized transcript (no audio).
- * Options: --store sqlite|postgres --encounters N --rounds R --before PATH
+ * Options: --store sqlite|postgres --encounters N --rounds R --before PATH [--before-node PATH]
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { eds, ROOT } from './processes.js';
+import { eds, ROOT, runCheckoutOn } from './processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     encounters: { type: 'string', default: '20000' },
     rounds: { type: 'string', default: '2' },
     before: { type: 'string' },
+    'before-node': { type: 'string' },
   },
 });
 const N = Number(values.encounters);
@@ -137,6 +138,7 @@ async function main() {
   const { file, rows } = writeFile();
   const sides: [string, string][] = [['now', ROOT]];
   if (values.before) sides.unshift(['before', resolve(values.before)]);
+  if (values.before && values['before-node']) runCheckoutOn(values.before, values['before-node']);
   const results: Record<string, number[]> = {};
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const [label, root] of sides) {

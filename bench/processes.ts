@@ -12,8 +12,23 @@ export function edsBin(root: string): string {
   return join(root, 'packages', 'server', 'bin', 'eds.js');
 }
 
+/**
+ * The Node.js binary that runs a checkout's eds: this process's own, unless `--before-node` named
+ * another for the code compared with (a runtime upgrade is measured old runtime against new).
+ */
+const nodeOfRoot = new Map<string, string>();
+
+export function runCheckoutOn(root: string, node: string): void {
+  if (!existsSync(node)) throw new Error(`--before-node ${node}: no such file`);
+  nodeOfRoot.set(resolve(root), node);
+}
+
+export function nodeFor(root: string): string {
+  return nodeOfRoot.get(resolve(root)) ?? process.execPath;
+}
+
 export function eds(args: string[], env: Record<string, string>, root = ROOT): any {
-  const result = spawnSync(process.execPath, [edsBin(root), ...args], {
+  const result = spawnSync(nodeFor(root), [edsBin(root), ...args], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
@@ -56,7 +71,7 @@ export async function startChild(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  if (command === process.execPath && args.some((a) => a.endsWith(join('bin', 'eds.js')))) {
+  if (args.some((a) => a.endsWith(join('bin', 'eds.js')))) {
     child.stdout!.resume();
     return childHandle(child);
   }
@@ -129,7 +144,7 @@ export async function startEdsServer(
     const port = await freePort();
     const ports = { EDS_PORT: String(port), EDS_MEDIA_PORT: String(await freePort()) };
     const child = await startChild(
-      process.execPath,
+      nodeFor(root),
       [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
       { ...env, ...ports },
       () => true,

@@ -13,6 +13,8 @@
  *   repository, built by `git archive` beside the results; its server is measured on the same
  *   data set in the same run, route by route back to back with this one and the ceiling; the
  *   data set is built by its `eds demo` and this code's copy of it by `eds migrate`, which is timed)
+ * --before-node PATH (the Node.js binary that runs the --before code: a runtime upgrade measured
+ *   old runtime and its installed dependencies against this one, in the same run)
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
  * --rounds N (measure each route N times, alternating which server goes first, and report each
@@ -36,7 +38,7 @@ import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
 import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
-import { beforeRoot, type Child, eds, ROOT, startChild, startEdsServer } from './processes.js';
+import { beforeRoot, type Child, eds, ROOT, runCheckoutOn, startChild, startEdsServer } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
 import { createWrk, type PathWalk, type WrkResult } from './wrk.js';
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     routes: { type: 'string', default: '' },
     before: { type: 'string' },
+    'before-node': { type: 'string' },
     stalls: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
@@ -61,6 +64,7 @@ const ROUNDS = Math.max(1, Number(values.rounds));
 const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
 const BEFORE = values.before ? beforeRoot(values.before, RESULTS) : undefined;
+if (BEFORE && values['before-node']) runCheckoutOn(BEFORE, values['before-node']);
 /** Whether a part of the run is selected by --routes (by name, as the routes are). */
 const selects = (name: string) =>
   !values.routes || values.routes.split('|').some((text) => name.includes(text));

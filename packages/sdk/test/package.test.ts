@@ -5,7 +5,7 @@
  * `nodenext` and `bundler` resolution, without skipLibCheck, then run) call a real server.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -29,6 +29,12 @@ const REPO = resolve(SDK, '../..');
 const CONSUMERS = join(import.meta.dirname, 'consumers');
 const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
 const NPM_CLI = process.env['npm_execpath'] ?? 'npm';
+/**
+ * The runtime the consumers run on: this one, or an older Node.js the SDK's engines allow
+ * (EDS_SDK_CONSUMER_NODE, which CI sets to the lowest one), while the server stays on its own.
+ */
+const CONSUMER_NODE = process.env['EDS_SDK_CONSUMER_NODE'] || process.execPath;
+const CONSUMER_VERSION = execFileSync(CONSUMER_NODE, ['--version'], { encoding: 'utf8' }).trim();
 
 // The environment without npm's own settings from an enclosing `npm test` (workspace flags).
 const cleanEnv = Object.fromEntries(
@@ -81,7 +87,7 @@ after(async () => {
 });
 
 async function consume(file: string, cwd: string) {
-  const { stdout } = await run(process.execPath, [file, world.encounter, world.ambient], {
+  const { stdout } = await run(CONSUMER_NODE, [file, world.encounter, world.ambient], {
     cwd,
     env: { ...cleanEnv, EDS_BASE_URL: server.url, EDS_API_KEY: world.token },
   });
@@ -104,7 +110,7 @@ async function expected() {
   };
 }
 
-describe('the packed SDK', () => {
+describe(`the packed SDK, its consumers on Node.js ${CONSUMER_VERSION}`, () => {
   it('ships only the build, its declarations and maps, the sources they map to, README and licence', () => {
     const outside = packed.filter((p) => !/^(dist\/(esm|cjs)\/|src\/)/.test(p));
     assert.deepEqual(outside, ['LICENSE', 'README.md', 'package.json']);

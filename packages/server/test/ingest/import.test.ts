@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type KyselyPlugin, sql } from 'kysely';
@@ -303,6 +303,29 @@ forEachStore('eds import', (kind) => {
       dayCounts.reduce((sum, d) => sum + Number(d.count), 0),
       450,
     );
+  });
+
+  test('text holding U+2028 and U+2029 (left unescaped by JSON) imports whole, each record on its own line', async () => {
+    const { ids, lines } = exampleLines(unique());
+    const text = '## Plan\u2028Follow up in two weeks.\u2029Call if worse.\r\nDone.';
+    const withSeparators = lines.map((line) =>
+      line.kind === 'document' && line.schema_type === 'document'
+        ? { ...line, content: { format: 'markdown', text } }
+        : line,
+    );
+    // \r\n line ends too, as files written on Windows have them.
+    const file = writeImportFile([]);
+    writeFileSync(file, `${withSeparators.map((l) => JSON.stringify(l)).join('\r\n')}\r\n`);
+    assert.match(readFileSync(file, 'utf8'), /\u2028/, 'the separators are raw in the file');
+    writeBeside(file, 'recordings/doc_2.wav', WAV);
+    const result = await importNdjsonFile(services, file);
+    assert.equal(result.imported.encounter, 1);
+    const stored = await db()
+      .selectFrom('documents')
+      .select('content_text')
+      .where('id', '=', ids.note)
+      .executeTakeFirstOrThrow();
+    assert.equal(stored.content_text, text);
   });
 
   test('re-importing the same file leaves the same state and emits no new event', async () => {

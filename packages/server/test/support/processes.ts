@@ -20,6 +20,8 @@ export interface ServeProcess {
   url: string;
   child: ChildProcess;
   stdout: string[];
+  /** Everything the process wrote to standard error so far. */
+  stderr(): string;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -87,6 +89,7 @@ async function startServeProcessOnce(env: Record<string, string>, args: string[]
     url,
     child,
     stdout,
+    stderr: () => stderr,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       return exited;
