@@ -1,17 +1,22 @@
 /**
  * Soak (`npm run soak`, not part of `npm test`): mixed API load at a fixed rate against
- * PostgreSQL for `--duration` seconds (default 600) while keys are created and revoked and
- * transcripts are finalized through `eds import`, with webhook delivery on to a local receiver
- * that verifies every signature. Passes when there is no 5xx, no event goes undelivered, every
- * revoked key is refused within a second, and the server's RSS grows under 10% after warm-up.
+ * PostgreSQL (or SQLite: `--store sqlite`) for `--duration` seconds (default 600) while keys are
+ * created and revoked and transcripts are finalized through `eds import`, with webhook delivery
+ * on to a local receiver that verifies every signature. Passes when there is no 5xx, no event
+ * goes undelivered, every revoked key is refused within a second, the server's RSS grows under
+ * 10% after warm-up, and it exits 0 when stopped.
+ * `--gc-pressure` runs the server with `--expose-gc` and a preload that, after every answer,
+ * prepares and drops SQLite statements and asks for a collection outside JavaScript: the path on
+ * which a SQLite binding built on node::ObjectWrap aborts the process on Node.js 24.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { verifyWebhook } from '../../packages/sdk/src/webhooks/index.js';
 import { eds, edsAsync, freePort, ROOT, startChild } from '../processes.js';
@@ -21,8 +26,12 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '600' },
     rate: { type: 'string', default: '300' },
     warmup: { type: 'string', default: '60' },
+    store: { type: 'string', default: 'postgres' },
+    'gc-pressure': { type: 'boolean', default: false },
   },
 });
+if (values.store !== 'postgres' && values.store !== 'sqlite') throw new Error('--store sqlite|postgres');
+const GC_PRESSURE_PRELOAD = join(ROOT, 'packages/server/test/support/asyncGcPressure.mjs');
 const DURATION = Number(values.duration);
 const RATE = Number(values.rate);
 const WARMUP = Math.min(Number(values.warmup), DURATION / 3);
@@ -30,6 +39,9 @@ const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
 
 async function freshDatabase(): Promise<string> {
+  rmSync(join(RESULTS, 'soak-data'), { recursive: true, force: true });
+  mkdirSync(join(RESULTS, 'soak-data'), { recursive: true });
+  if (values.store === 'sqlite') return join(RESULTS, 'soak-data', 'eds.sqlite');
   const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -101,10 +113,11 @@ async function main() {
   );
   eds(['webhook', 'correlation', subscription.subscription_id, 'confirmed'], env);
 
+  const gcFlags = values['gc-pressure'] ? ['--expose-gc', '--import', GC_PRESSURE_PRELOAD] : [];
   const server = await startChild(
     process.execPath,
-    [join(ROOT, 'packages/server/bin/eds.js'), 'serve', '--worker'],
-    env,
+    [...gcFlags, join(ROOT, 'packages/server/bin/eds.js'), 'serve', '--worker'],
+    values.store === 'sqlite' ? { ...env, EDS_GC_PRESSURE_DB: env.EDS_DATABASE_URL } : env,
     () => true,
   );
   const base = `http://127.0.0.1:${port}`;
@@ -212,18 +225,16 @@ async function main() {
   clearInterval(sampler);
 
   // Let the worker drain, then compare events with what the receiver verified.
-  const db = new pg.Client({ connectionString: env.EDS_DATABASE_URL });
-  await db.connect();
+  const eventIds = await eventReader(env.EDS_DATABASE_URL, org);
   let events: string[] = [];
   for (let t = 0; t < 60; t++) {
-    events = (await db.query('SELECT id FROM webhook_events WHERE organization_id = $1', [org])).rows.map(
-      (r) => r.id,
-    );
+    events = await eventIds.read();
     if (events.every((id) => received.has(id))) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  await db.end();
+  await eventIds.close();
   await server.stop();
+  const exitCode = server.process.exitCode;
   receiver.close();
 
   const lost = events.filter((id) => !received.has(id));
@@ -258,6 +269,10 @@ async function main() {
     rss_mb_last_minute: Math.round(rssEnd),
     rss_mb_max: Math.round(Math.max(...rss.map((s) => s.mb))),
     rss_growth_pct: Math.round(growth * 1000) / 10,
+    store: values.store,
+    gc_pressure: values['gc-pressure'],
+    node: process.version,
+    server_exit_code: exitCode,
   };
   writeFileSync(join(RESULTS, `soak-${Date.now()}.json`), JSON.stringify({ summary, rss }, null, 2));
   console.log(JSON.stringify(summary, null, 2));
@@ -266,9 +281,26 @@ async function main() {
     lost.length === 0 &&
     rejected === 0 &&
     growth < 0.1 &&
-    Math.max(...revocationLatencies) < 1000;
+    Math.max(...revocationLatencies) < 1000 &&
+    exitCode === 0;
   console.log(ok ? 'SOAK PASSED' : 'SOAK FAILED');
   process.exit(ok ? 0 : 1);
+}
+
+/** The IDs of an organization's webhook events, read from either store. */
+async function eventReader(url: string, org: string) {
+  const query = 'SELECT id FROM webhook_events WHERE organization_id = ';
+  if (values.store === 'sqlite') {
+    const db = new Database(url, { readonly: true });
+    const statement = db.prepare(`${query}?`).pluck();
+    return { read: async () => statement.all(org) as string[], close: async () => db.close() };
+  }
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  return {
+    read: async () => (await db.query(`${query}$1`, [org])).rows.map((r) => r.id as string),
+    close: () => db.end(),
+  };
 }
 
 main().catch((error) => {

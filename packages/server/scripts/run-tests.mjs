@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs a package's test files with Node's own test runner and tsx. Node 20's runner does not
-// glob TypeScript files itself, so this finds them: `test/**/*.test.ts`, or the paths given.
+// Runs a package's test files with Node's own test runner and tsx: `test/**/*.test.ts` in sorted
+// order (the same list on every supported Node.js and shell), or the paths given.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
