@@ -46,7 +46,7 @@ export interface Config {
   readonly logLevel: string;
   readonly secrets: {
     readonly keyDigest: string;
-    /** The former digest secret while keys are moved to the current one (issue 18, rotation). */
+    /** The former digest secret while keys are moved to the current one (digest-secret rotation). */
     readonly keyDigestPrevious: string | undefined;
     readonly mediaSigning: string;
     /** Where the secrets came from; printed by `eds` so an operator knows. */
@@ -140,7 +140,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const mediaBaseUrl = trimSlash(read.url('EDS_MEDIA_BASE_URL') ?? `http://${urlHost}:${mediaPort}`);
 
   const baseSecrets = loadSecrets(read, production, dataDir);
-  // Rotation of the key digest secret (issue 18): read after the current one, to compare.
+  // Rotation of the key digest secret: read after the current one, to compare.
   const secrets: Config['secrets'] = {
     ...baseSecrets,
     keyDigestPrevious: loadPreviousDigestSecret(read, baseSecrets.keyDigest),

@@ -1,6 +1,6 @@
 /**
  * An answer assembled from the read model's stored bytes: the body exactly as sent, its strong
- * entity tag, and the patients it discloses (for the audit, issue 17's accounting).
+ * entity tag, and the patients it discloses (for the audit's record of who saw which patient).
  */
 export class StoredAnswer {
   constructor(
