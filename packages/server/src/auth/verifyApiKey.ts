@@ -53,7 +53,7 @@ export async function verifyApiKey(
   }
   if (!isWellFormedToken(token)) throw new ApiError('malformed_token', 'The API key is not well-formed.');
 
-  const record = await lookup(deps, token);
+  const record = await lookupOrUnavailable(deps, token);
   if (!record) throw new ApiError('invalid_key', 'The API key is not recognised.');
   seen.record = record;
   const { key, organization } = record;
@@ -71,17 +71,22 @@ export async function verifyApiKey(
   return { keyId: key.id, organizationId: organization.id, record };
 }
 
-const UNAVAILABLE = 'Key verification is temporarily unavailable.';
+/**
+ * Any failure while the key is looked up (the digest secret, the key store, a previous secret)
+ * means the key could not be verified: digest_key_unavailable, and only then (decisions.md,
+ * Unexpected failures).
+ */
+async function lookupOrUnavailable(deps: VerifyDeps, token: string): Promise<KeyRecord | null> {
+  try {
+    return await lookup(deps, token);
+  } catch {
+    throw new ApiError('digest_key_unavailable', 'Key verification is temporarily unavailable.');
+  }
+}
 
 async function lookup(deps: VerifyDeps, token: string): Promise<KeyRecord | null> {
-  let secret: string;
-  let digest: string;
-  try {
-    secret = deps.digestKey.current();
-    digest = digestToken(token, secret);
-  } catch {
-    throw new ApiError('digest_key_unavailable', UNAVAILABLE);
-  }
+  const secret = deps.digestKey.current();
+  const digest = digestToken(token, secret);
   const now = deps.clock();
   const cached = deps.cache.get(digest, now);
   if (cached !== undefined) {
@@ -90,7 +95,7 @@ async function lookup(deps: VerifyDeps, token: string): Promise<KeyRecord | null
     return lookupPrevious(deps, token, { secret, digest }, now);
   }
   deps.metrics?.keyCache.inc({ outcome: 'miss' });
-  const found = await storeRead(deps, digest);
+  const found = await findKeyByDigest(deps.store.db, digest);
   if (!found) {
     // A concurrent verification may have found the key and moved it to this digest while this
     // read ran on an older snapshot: its answer is newer than this miss, so it wins (else this
@@ -126,7 +131,7 @@ async function lookupPrevious(
   if (previousSecret === undefined) return null;
   const previousDigest = digestToken(token, previousSecret);
   if (deps.cache.get(previousDigest, now) === null) return null;
-  const found = await storeRead(deps, [current.digest, previousDigest]);
+  const found = await findKeyByDigest(deps.store.db, [current.digest, previousDigest]);
   if (!found) {
     deps.cache.set(previousDigest, null, now);
     return null;
@@ -142,14 +147,6 @@ async function lookupPrevious(
   deps.cache.set(current.digest, record, now);
   deps.cache.set(previousDigest, null, now);
   return record;
-}
-
-async function storeRead(deps: VerifyDeps, digests: string | readonly string[]) {
-  try {
-    return await findKeyByDigest(deps.store.db, digests);
-  } catch {
-    throw new ApiError('digest_key_unavailable', UNAVAILABLE);
-  }
 }
 
 /** The key verified either way; a bookkeeping write that fails is simply tried on a later miss. */

@@ -4,7 +4,9 @@
  * (`enc_` and 22 base62 characters). The OpenAPI test validates each against its schema, so an
  * example cannot drift from the contract.
  */
-import { REASONS, type ReasonCode } from './reasons.js';
+import { ApiError } from '../domain/errors.js';
+import { problemBody } from '../http/problem.js';
+import type { ReasonCode } from './reasons.js';
 import type {
   AudioLinkBody,
   DocumentDetailBody,
@@ -135,17 +137,23 @@ const PROBLEM_DETAILS: Record<ReasonCode, string> = {
   rate_limited: 'Too many requests for this API key. Retry after 2 s.',
   audit_unavailable:
     'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
+  service_unavailable: 'The service is temporarily unavailable; retry shortly.',
+  link_invalid: 'The link is not valid; request a new one from the API.',
+  link_expired: 'The link has expired; request a new one from the API.',
+  range_not_satisfiable: 'The requested range is outside the recording.',
+};
+
+/** The parameter each example's `field` names (the rest have none). */
+const PROBLEM_FIELDS: Partial<Record<ReasonCode, string>> = {
+  unsupported_filter: 'page',
+  invalid_limit: 'limit',
+  invalid_offset: 'offset',
+  invalid_sort: 'sort_order',
 };
 
 export function problemExample(code: ReasonCode): ProblemBody {
-  return {
-    type: `/docs/problems#${code}`,
-    title: REASONS[code].title,
-    status: REASONS[code].status,
-    detail: PROBLEM_DETAILS[code],
-    reason_code: code,
-    request_id: 'req_3Gx7NqL2vT9kRm5WcZ8pHb',
-  };
+  const error = new ApiError(code, PROBLEM_DETAILS[code], undefined, PROBLEM_FIELDS[code] ?? null);
+  return problemBody(error, 'req_3Gx7NqL2vT9kRm5WcZ8pHb');
 }
 
 export const WEBHOOK_EVENT_EXAMPLE: WebhookEventBody = {

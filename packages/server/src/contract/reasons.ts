@@ -1,7 +1,9 @@
 /**
  * Every reason code the service can answer with: the contract's error table, plus the codes
- * decisions.md adds (`route_not_found`, `method_not_allowed`, `rate_limited`, `audit_unavailable`). Nothing else may appear in a
- * problem body; the OpenAPI document, the SDK's union type and the tests all read this table.
+ * decisions.md adds (`route_not_found`, `method_not_allowed`, `rate_limited`, `audit_unavailable`,
+ * `service_unavailable`, and the media host's own). Nothing else may appear in a problem body, on
+ * the API or on the media host; the OpenAPI document, /docs/problems, the SDK's union type and the
+ * tests all read this table.
  */
 import type { RouteId } from './routes.js';
 
@@ -12,10 +14,17 @@ interface ReasonDefinition {
   readonly title: string;
   /** Which of the five routes can answer with it ('none': only outside the routes). */
   readonly routes: Applies;
+  /** Which server answers with it: the API, the media host (signed audio links), or both. */
+  readonly hosts: 'api' | 'media' | 'both';
 }
 
-function reason(status: number, title: string, routes: Applies): ReasonDefinition {
-  return { status, title, routes };
+function reason(
+  status: number,
+  title: string,
+  routes: Applies,
+  hosts: ReasonDefinition['hosts'] = 'api',
+): ReasonDefinition {
+  return { status, title, routes, hosts };
 }
 
 const DOCS = ['getDocument', 'getTranscript', 'getAudio'] as const;
@@ -39,15 +48,19 @@ export const REASONS = {
   missing_scope: reason(403, 'Missing scope', 'all'),
   route_not_allowed: reason(403, 'Route not enabled for this organization', 'all'),
   organization_not_allowlisted: reason(403, 'Organization not allowlisted', 'all'),
+  link_invalid: reason(403, 'Audio link is not valid', 'none', 'media'),
   cross_organization_denied: reason(403, 'Resource belongs to another organization', RESOURCES),
   demo_training_denied: reason(403, 'Demo or training resource', RESOURCES),
 
   encounter_not_found: reason(404, 'Encounter not found', RESOURCES),
   document_not_found: reason(404, 'Document not found', DOCS),
   transcript_not_found: reason(404, 'Transcript not found', ['getTranscript']),
-  audio_not_found: reason(404, 'Audio not found', ['getAudio']),
-  route_not_found: reason(404, 'Route not found', 'none'),
-  method_not_allowed: reason(405, 'Method not allowed', 'none'),
+  audio_not_found: reason(404, 'Audio not found', ['getAudio'], 'both'),
+  route_not_found: reason(404, 'Route not found', 'none', 'both'),
+  method_not_allowed: reason(405, 'Method not allowed', 'none', 'both'),
+
+  link_expired: reason(410, 'Audio link has expired', 'none', 'media'),
+  range_not_satisfiable: reason(416, 'Range not satisfiable', 'none', 'media'),
 
   invalid_limit: reason(422, 'Invalid limit', ['listEncounters']),
   invalid_offset: reason(422, 'Invalid offset', ['listEncounters']),
@@ -57,8 +70,9 @@ export const REASONS = {
   rate_limited: reason(429, 'Rate limit exceeded', 'all'),
 
   digest_key_unavailable: reason(503, 'Key verification unavailable', 'all'),
-  audio_storage_unavailable: reason(503, 'Audio storage unavailable', ['getAudio']),
+  audio_storage_unavailable: reason(503, 'Audio storage unavailable', ['getAudio'], 'both'),
   audit_unavailable: reason(503, 'Audit log unavailable', 'all'),
+  service_unavailable: reason(503, 'Service temporarily unavailable', 'all'),
 } as const satisfies Record<string, ReasonDefinition>;
 
 export type ReasonCode = keyof typeof REASONS;

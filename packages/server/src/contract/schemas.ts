@@ -134,11 +134,29 @@ export const Problem = Type.Object(
     type: Type.String({ description: 'URI reference identifying the problem type.' }),
     title: Type.String(),
     status: Type.Integer(),
-    detail: Type.String(),
-    reason_code: Type.Unsafe<ReasonCode>({ type: 'string', enum: REASON_CODES }),
+    detail: Type.String({ description: 'A sentence for people; never a token, secret or link.' }),
+    reason_code: Type.Unsafe<ReasonCode>({
+      type: 'string',
+      enum: REASON_CODES,
+      description: 'What went wrong, for code to branch on (the table at /docs/problems).',
+    }),
     request_id: Type.String(),
+    message: Type.String({ description: 'The same sentence as `detail`.' }),
+    field: Nullable(
+      Type.String({
+        description:
+          'The query parameter that decided the code (`limit`, `offset`, `sort_order`, `start_at`, ' +
+          '`end_at`; for `unsupported_filter` the first unsupported key as sent); null when no ' +
+          'single parameter applies.',
+      }),
+    ),
   },
-  { ...strict, description: 'RFC 9457 problem details.' },
+  {
+    ...strict,
+    description:
+      'RFC 9457 problem details, with `message` and `field` as extension members. The media host ' +
+      'that serves signed audio links answers with the same body.',
+  },
 );
 
 export const ListEncountersQuery = Type.Object(

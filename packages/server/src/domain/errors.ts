@@ -1,6 +1,7 @@
 /**
  * The one error type of the service: an HTTP status and a contract reason code. Thrown by the
- * domain and the HTTP plugins; rendered as problem+json in exactly one place (http/problem.ts).
+ * domain, the HTTP plugins and the media host; rendered as problem+json in exactly one place
+ * (http/problem.ts).
  */
 import { REASONS, type ReasonCode } from '../contract/reasons.js';
 
@@ -13,6 +14,8 @@ const NO_CREDENTIALS = Object.freeze({ 'WWW-Authenticate': BEARER_CHALLENGE });
 const UNUSABLE_CREDENTIALS = Object.freeze({
   'WWW-Authenticate': `${BEARER_CHALLENGE}, error="invalid_token"`,
 });
+/** For a 503: a dependency that failed is worth asking again a second later. */
+export const RETRY_SHORTLY: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': '1' });
 /** The default: most errors add no header, and a 401 then takes its challenge as it is. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -26,6 +29,11 @@ export class ApiError extends Error {
     /** A sentence for a human; never echoes tokens, secrets or links. */
     readonly detail: string = REASONS[reasonCode].title,
     headers: Readonly<Record<string, string>> = NO_HEADERS,
+    /**
+     * The query parameter that decided the code, as the client sent its name (the problem's
+     * `field`); null when no single parameter applies.
+     */
+    readonly field: string | null = null,
   ) {
     // An ApiError is an answer to the client, not a fault: no stack is captured, which under a
     // flood of bad keys cost 6 % of the process.

@@ -11,12 +11,18 @@ import { ApiError } from './errors.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
-export function rejectUnsupportedKeys(route: RouteDefinition, query: RawQuery): void {
-  for (const key of Object.keys(query)) {
+/**
+ * `keys` in the order the client sent them (a parsed query object lists integer-like keys
+ * first); the first one the route does not take decides, and is the problem's `field`.
+ */
+export function rejectUnsupportedKeys(route: RouteDefinition, keys: Iterable<string>): void {
+  for (const key of keys) {
     if (!route.queryKeys.includes(key)) {
       throw new ApiError(
         'unsupported_filter',
         `This route does not accept the query parameter "${printable(key)}".`,
+        undefined,
+        key,
       );
     }
   }
@@ -50,9 +56,11 @@ function integerParam(
   const value = single(raw);
   if (value === undefined) return range.default;
   const message = `${name} must be a whole number from ${range.min} to ${range.max}, given once.`;
-  if (value === null || !CANONICAL_INTEGER.test(value) || value.length > 6) throw new ApiError(code, message);
+  if (value === null || !CANONICAL_INTEGER.test(value) || value.length > 6) {
+    throw new ApiError(code, message, undefined, name);
+  }
   const n = Number(value);
-  if (n < range.min || n > range.max) throw new ApiError(code, message);
+  if (n < range.min || n > range.max) throw new ApiError(code, message, undefined, name);
   return n;
 }
 
@@ -60,7 +68,12 @@ function sortParam(raw: string | string[] | undefined): SortOrder {
   const value = single(raw);
   if (value === undefined) return LIST_QUERY.defaultSort;
   if (value === null || !(LIST_QUERY.sortOrders as readonly string[]).includes(value)) {
-    throw new ApiError('invalid_sort', 'sort_order must be asc or desc, given once.');
+    throw new ApiError(
+      'invalid_sort',
+      'sort_order must be asc or desc, given once.',
+      undefined,
+      'sort_order',
+    );
   }
   return value as SortOrder;
 }
@@ -82,6 +95,8 @@ function instantParam(
     throw new ApiError(
       'invalid_query',
       `${name} must be an RFC 3339 date-time with an offset (e.g. 2026-05-01T00:00:00Z), given once.`,
+      undefined,
+      name,
     );
   }
   return { ms: parsed.subMillisecond ? parsed.ms + 1 : parsed.ms, exact: parsed.exactMs };

@@ -8,7 +8,7 @@
  * instance of its own, built at the first /docs request, and /docs requests are passed to it.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { REASON_CODES, REASONS } from '../contract/reasons.js';
+import { REASON_CODES, REASONS, type ReasonCode } from '../contract/reasons.js';
 import { ApiError } from '../domain/errors.js';
 import { DOCS_ICON_SVG } from './docsIcon.js';
 import { OPENAPI_PATH } from './openapi.js';
@@ -22,16 +22,31 @@ const escapeHtml = (text: string) =>
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
   );
 
+/** Where a code can come from, for the problem table. */
+function answeredBy(code: ReasonCode): string {
+  const { routes, hosts } = REASONS[code];
+  const api = routes === 'all' ? 'every route' : routes === 'none' ? 'other paths' : routes.join(', ');
+  return { api, media: 'media host', both: `${api}; media host` }[hosts];
+}
+
 function problemsPage(): string {
   const rows = REASON_CODES.map(
     (code) =>
-      `<tr id="${code}"><td><code>${code}</code></td><td>${REASONS[code].status}</td><td>${escapeHtml(REASONS[code].title)}</td></tr>`,
+      `<tr id="${code}"><td><code>${code}</code></td><td>${REASONS[code].status}</td><td>${escapeHtml(REASONS[code].title)}</td><td>${escapeHtml(answeredBy(code))}</td></tr>`,
   ).join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Problem types · Encounter Data Service</title><link rel="icon" type="image/svg+xml" href="${DOCS_ICON_PATH}">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}td,th{padding:.3rem .8rem;text-align:left;border-bottom:1px solid #ddd}:target{background:#fff6bf}</style>
 </head><body><h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a
 <code>reason_code</code>. Branch on <code>reason_code</code>, not on the text. See the <a href="${DOCS_PREFIX}">API reference</a>.</p>
-<table><thead><tr><th>reason_code</th><th>HTTP</th><th>Meaning</th></tr></thead><tbody>
+<p>Besides <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, <code>reason_code</code>
+and <code>request_id</code>, every problem carries <code>message</code> (the same sentence as <code>detail</code>) and
+<code>field</code>: the query parameter that decided the code (<code>limit</code>, <code>offset</code>,
+<code>sort_order</code>, <code>start_at</code>, <code>end_at</code>, or for <code>unsupported_filter</code> the first
+unsupported key as you sent it), or <code>null</code> when no single parameter applies (<code>start_at</code> not
+before <code>end_at</code>, authentication, lookups).</p>
+<p>The media host that serves signed audio links answers its refusals in the same shape, with the codes marked
+“media host” below; it never answers with an API key's code.</p>
+<table><thead><tr><th>reason_code</th><th>HTTP</th><th>Meaning</th><th>Answered by</th></tr></thead><tbody>
 ${rows}
 </tbody></table>
 <h2 id="rate-limits">Rate limits</h2><p>Each API key has a token bucket. Every answer to a request

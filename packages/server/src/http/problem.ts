@@ -1,42 +1,55 @@
 /**
  * The one place errors become responses: RFC 9457 problem+json with the contract's reason code
- * (decisions.md, Errors). ApiErrors render as themselves; Fastify's own errors, unknown paths,
- * wrong methods and transport-level failures are mapped here so no response is ever in another
- * shape or a bare 500.
+ * (decisions.md, Errors), for the API and the media host alike. ApiErrors render as themselves;
+ * Fastify's own errors, unknown paths, wrong methods, transport-level failures and unexpected
+ * failures are mapped here so no response is ever in another shape or a bare 500.
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { REASONS, type ReasonCode } from '../contract/reasons.js';
+import { REASONS } from '../contract/reasons.js';
 import type { ProblemBody } from '../contract/schemas.js';
-import { ApiError } from '../domain/errors.js';
+import { ApiError, RETRY_SHORTLY } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { API_HEADERS } from './plugins/requestContext.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export function problemBody(
-  code: ReasonCode,
-  detail: string,
-  requestId: string,
-  status = REASONS[code].status,
-): ProblemBody {
+/** The body of every problem answer: `message` repeats `detail` for clients of either name. */
+export function problemBody(error: ApiError, requestId: string): ProblemBody {
+  const code = error.reasonCode;
   return {
     type: `/docs/problems#${code}`,
     title: REASONS[code].title,
-    status,
-    detail,
+    status: error.status,
+    detail: error.detail,
     reason_code: code,
     request_id: requestId,
+    message: error.detail,
+    field: error.field,
   };
 }
 
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   reply.request.reasonCode = error.reasonCode;
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply
-    .code(error.status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(problemBody(error.reasonCode, error.detail, reply.request.id));
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(error, reply.request.id));
+}
+
+/** The same answer on a plain node:http response (the media host); HEAD gets no body. */
+export function writeProblem(
+  res: ServerResponse,
+  error: ApiError,
+  requestId: string,
+  method: string | undefined,
+): void {
+  const body = JSON.stringify(problemBody(error, requestId));
+  res.writeHead(error.status, {
+    ...error.headers,
+    'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(method === 'HEAD' ? undefined : body);
 }
 
 /** Headers that describe the data; none may survive its replacement by a problem. */
@@ -53,7 +66,7 @@ export function replaceWithProblem(request: FastifyRequest, reply: FastifyReply,
   for (const name of DATA_HEADERS) reply.removeHeader(name);
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   reply.code(error.status).type(PROBLEM_CONTENT_TYPE);
-  return JSON.stringify(problemBody(error.reasonCode, error.detail, request.id));
+  return JSON.stringify(problemBody(error, request.id));
 }
 
 /** Maps anything thrown during a request to an ApiError. */
@@ -69,12 +82,25 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     // method that has no route): it never reached a route.
     return new ApiError('route_not_found', 'The request could not be routed.');
   }
-  // Anything else is the store or a dependency failing mid-request: retryable, never a 500.
-  request.log.error(
-    { err: { message: (error as Error)?.message, code: fastifyError.code } },
-    'request failed',
+  // Anything else is the store or a dependency failing mid-request. A key that could not be
+  // verified is digest_key_unavailable already (auth/verifyApiKey.ts), so this failure came
+  // after verification, or on a route that needs no key: retryable, never a 500.
+  request.log.error({ err: failureCause(error) }, 'request failed: answered service_unavailable');
+  return new ApiError(
+    'service_unavailable',
+    'The service is temporarily unavailable; retry shortly.',
+    RETRY_SHORTLY,
   );
-  return new ApiError('digest_key_unavailable', 'The service is temporarily unavailable; retry shortly.');
+}
+
+/**
+ * What the log keeps of an unexpected failure: its class, code and first words. Store and
+ * driver messages name relations and connections, not request data, and are cut short in case.
+ */
+export function failureCause(error: unknown): { name?: string; code?: string; message?: string } {
+  if (!(error instanceof Error)) return { name: typeof error };
+  const code = (error as NodeJS.ErrnoException).code;
+  return { name: error.name, ...(code ? { code: String(code) } : {}), message: error.message.slice(0, 200) };
 }
 
 /** Fastify errors raised before routing (e.g. FST_ERR_BAD_URL): same body, same headers. */
@@ -105,10 +131,8 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   }
   const [status, title] = CLIENT_ERROR_STATUS[error.code ?? ''] ?? [400, 'Bad request'];
   const requestId = newId('req');
-  const body = JSON.stringify({
-    ...problemBody('route_not_found', `${title}: the request could not be read.`, requestId, status),
-    title,
-  });
+  const unread = new ApiError('route_not_found', `${title}: the request could not be read.`);
+  const body = JSON.stringify({ ...problemBody(unread, requestId), status, title });
   const headers = [
     `HTTP/1.1 ${status} ${title}`,
     `Content-Type: ${PROBLEM_CONTENT_TYPE}`,

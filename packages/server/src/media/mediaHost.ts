@@ -4,17 +4,12 @@
  * and every log line is under this file's control: the query string of a link is its signature
  * and is never logged, only the path.
  */
-import {
-  createServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-  STATUS_CODES,
-} from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import type { ReasonCode } from '../contract/reasons.js';
-import { clientErrorHandler } from '../http/problem.js';
+import { ApiError, RETRY_SHORTLY } from '../domain/errors.js';
+import { clientErrorHandler, writeProblem } from '../http/problem.js';
 import { newId } from '../ids.js';
 import { pathOnly } from '../logger.js';
 import type { Services } from '../services.js';
@@ -37,17 +32,6 @@ const ALWAYS = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 } as const;
-
-class HostError extends Error {
-  constructor(
-    readonly status: number,
-    readonly reasonCode: ReasonCode,
-    readonly detail: string,
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
-    super(detail);
-  }
-}
 
 export async function startMediaHost(services: Services): Promise<MediaHost> {
   const { config, media } = services;
@@ -108,28 +92,29 @@ async function handle(
   try {
     await serve(services, req, res);
   } catch (error) {
-    const failure = toHostError(error, log, requestId);
+    const failure = hostFailure(error, log, requestId);
     reasonCode = failure.reasonCode;
-    sendProblem(req, res, failure, requestId);
+    if (res.headersSent) res.destroy();
+    else writeProblem(res, failure, requestId, req.method);
   }
 }
 
 async function serve(services: Services, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const link = readLinkRequest(req.url ?? '/');
-  if (link.kind === 'other_path') throw new HostError(404, 'route_not_found', 'No such path.');
+  if (link.kind === 'other_path') throw new ApiError('route_not_found', 'No such path.');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    throw new HostError(405, 'method_not_allowed', 'Only GET and HEAD are allowed.', { Allow: 'GET, HEAD' });
+    throw new ApiError('method_not_allowed', 'Only GET and HEAD are allowed.', { Allow: 'GET, HEAD' });
   }
   if (link.kind === 'malformed') throw invalidLink();
   const check = checkMediaLink(link.claims, services.config.secrets.mediaSigning, services.clock());
   if (check === 'bad_signature') throw invalidLink();
   if (check === 'expired') {
-    throw new HostError(403, 'expired_key', 'The link has expired; request a new one from the API.');
+    throw new ApiError('link_expired', 'The link has expired; request a new one from the API.');
   }
 
   const { media } = services;
   const object = isServable(media) ? await media.open(link.claims.key) : null;
-  if (object === null) throw new HostError(404, 'audio_not_found', 'The recording is gone from storage.');
+  if (object === null) throw new ApiError('audio_not_found', 'The recording is gone from storage.');
   try {
     await sendObject(req, res, object, servableContentType(link.claims.type));
   } finally {
@@ -137,8 +122,8 @@ async function serve(services: Services, req: IncomingMessage, res: ServerRespon
   }
 }
 
-function invalidLink(): HostError {
-  return new HostError(403, 'invalid_key', 'The link is not valid; request a new one from the API.');
+function invalidLink(): ApiError {
+  return new ApiError('link_invalid', 'The link is not valid; request a new one from the API.');
 }
 
 async function sendObject(
@@ -155,7 +140,7 @@ async function sendObject(
   const common = { 'Accept-Ranges': 'bytes', ETag: etag, 'Last-Modified': lastModified };
 
   if (range.kind === 'unsatisfiable') {
-    throw new HostError(416, 'invalid_query', 'The requested range is outside the recording.', {
+    throw new ApiError('range_not_satisfiable', 'The requested range is outside the recording.', {
       ...common,
       'Content-Range': `bytes */${object.size}`,
     });
@@ -188,8 +173,8 @@ function ifRangeHolds(header: string | string[] | undefined, etag: string, modif
   return Number.isFinite(date) && date === Math.floor(modifiedMs / 1000) * 1000;
 }
 
-function toHostError(error: unknown, log: Services['logger'], requestId: string): HostError {
-  if (error instanceof HostError) return error;
+function hostFailure(error: unknown, log: Services['logger'], requestId: string): ApiError {
+  if (error instanceof ApiError) return error;
   const detail = 'Audio storage is temporarily unavailable; try again shortly.';
   if (error instanceof StorageUnavailableError) {
     log.warn(
@@ -201,28 +186,7 @@ function toHostError(error: unknown, log: Services['logger'], requestId: string)
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
     log.error({ request_id: requestId, err: { name: (error as Error)?.name, code } }, 'media host failure');
   }
-  return new HostError(503, 'audio_storage_unavailable', detail, { 'Retry-After': '1' });
-}
-
-function sendProblem(req: IncomingMessage, res: ServerResponse, failure: HostError, requestId: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  const body = JSON.stringify({
-    type: 'about:blank',
-    title: STATUS_CODES[failure.status] ?? 'Error',
-    status: failure.status,
-    detail: failure.detail,
-    reason_code: failure.reasonCode,
-    request_id: requestId,
-  });
-  res.writeHead(failure.status, {
-    ...failure.headers,
-    'Content-Type': 'application/problem+json',
-    'Content-Length': Buffer.byteLength(body),
-  });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  return new ApiError('audio_storage_unavailable', detail, RETRY_SHORTLY);
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

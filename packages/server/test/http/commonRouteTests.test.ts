@@ -11,7 +11,13 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 import { buildWorld, pathFor, type World } from '../support/world.js';
 
-function assertProblem(response: ApiResponse, status: number, reasonCode: string): void {
+/** `field`: the query parameter the body must name; null for authentication, scopes and lookups. */
+function assertProblem(
+  response: ApiResponse,
+  status: number,
+  reasonCode: string,
+  field: string | null = null,
+): void {
   assert.equal(
     response.status,
     status,
@@ -21,6 +27,8 @@ function assertProblem(response: ApiResponse, status: number, reasonCode: string
   assert.equal(response.body.reason_code, reasonCode);
   assert.equal(response.body.status, status);
   assert.equal(response.body.request_id, response.headers.get('x-request-id'));
+  assert.equal(response.body.message, response.body.detail, 'message is the same sentence as detail');
+  assert.equal(response.body.field, field, `field of ${reasonCode}`);
   // RFC 9110: a 401 carries a challenge, and only a 401 (RFC 6750's bearer form).
   const challenge =
     status !== 401
@@ -152,12 +160,13 @@ forEachStore('every route', (kind) => {
         }
       });
 
-      test('error: any query key the route does not take → 400 unsupported_filter', async () => {
+      test('error: any query key the route does not take → 400 unsupported_filter naming the key as sent', async () => {
         for (const key of ['owners', 'patient_id', 'Limit', 'date_of_service', 'record_kind']) {
           assertProblem(
             await server.api.get(`${path()}?${key}=1`, { token: world.token }),
             400,
             'unsupported_filter',
+            key,
           );
         }
         if (route.queryKeys.length === 0) {
@@ -165,7 +174,20 @@ forEachStore('every route', (kind) => {
             await server.api.get(`${path()}?limit=1`, { token: world.token }),
             400,
             'unsupported_filter',
+            'limit',
           );
+        }
+      });
+
+      test('error: several unsupported keys → field is the first one sent, decoded, whatever its shape', async () => {
+        for (const [query, first] of [
+          ['zzz=1&5=2', 'zzz'],
+          ['Sort_Order=asc&a=1', 'Sort_Order'],
+          ['page%20size=2&x=1', 'page size'],
+          [`${'k'.repeat(60)}=1`, 'k'.repeat(60)],
+        ] as const) {
+          const r = await server.api.get(`${path()}?${query}`, { token: world.token });
+          assertProblem(r, 400, 'unsupported_filter', first);
         }
       });
 
@@ -196,6 +218,7 @@ forEachStore('every route', (kind) => {
           await server.api.get(`${unknown}?x=1`, { token: world.token }),
           400,
           'unsupported_filter',
+          'x',
         );
         assertProblem(await server.api.get(unknown, { token: world.token }), 404, 'encounter_not_found');
       });

@@ -62,6 +62,8 @@ test('error: oversized headers → 431 problem+json written by the server itself
   const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
   assert.equal(body.status, 431);
   assert.equal(body.reason_code, 'route_not_found');
+  assert.equal(body.message, body.detail);
+  assert.equal(body.field, null);
 });
 
 test('error: a malformed request line → 400 problem+json', async () => {
@@ -120,7 +122,7 @@ test('security: random junk in paths, queries and headers never yields a 5xx or 
   }
 });
 
-test('error: the store failing mid-request → 503 digest_key_unavailable, never 500', async () => {
+test('error: a key that cannot be verified (digest secret or key store failing) → 503 digest_key_unavailable, never 500', async () => {
   const broken = await startTestServer('sqlite', {
     database: server.database,
     services: {

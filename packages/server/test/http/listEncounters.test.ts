@@ -123,55 +123,61 @@ forEachStore('list encounters', (kind) => {
     assert.equal(r.body.total, 60);
   });
 
-  test('error: invalid values map to their own reason codes', async () => {
-    const cases: [string, string][] = [
-      ['limit=0', 'invalid_limit'],
-      ['limit=101', 'invalid_limit'],
-      ['limit=', 'invalid_limit'],
-      ['limit=+5', 'invalid_limit'],
-      ['limit=05', 'invalid_limit'],
-      ['limit=1.0', 'invalid_limit'],
-      ['limit=1e2', 'invalid_limit'],
-      ['limit=%205', 'invalid_limit'],
-      ['limit=-1', 'invalid_limit'],
-      ['limit=ten', 'invalid_limit'],
-      ['limit=1&limit=2', 'invalid_limit'],
-      ['offset=10001', 'invalid_offset'],
-      ['offset=-1', 'invalid_offset'],
-      ['offset=00', 'invalid_offset'],
-      ['offset=', 'invalid_offset'],
-      ['offset=0&offset=0', 'invalid_offset'],
-      ['sort_order=ASC', 'invalid_sort'],
-      ['sort_order=', 'invalid_sort'],
-      ['sort_order=up', 'invalid_sort'],
-      ['sort_order=asc&sort_order=asc', 'invalid_sort'],
-      ['start_at=2026-05-01', 'invalid_query'],
-      ['start_at=2026-05-01T00:00:00', 'invalid_query'],
-      ['start_at=2026-02-30T00:00:00Z', 'invalid_query'],
-      ['start_at=2026-05-01T24:00:00Z', 'invalid_query'],
-      ['start_at=2026-05-01T00:00:00%2B25:00', 'invalid_query'],
-      ['end_at=yesterday', 'invalid_query'],
-      ['end_at=', 'invalid_query'],
-      ['start_at=2026-05-02T00:00:00Z&end_at=2026-05-01T00:00:00Z', 'invalid_query'],
-      ['start_at=2026-05-01T00:00:00Z&end_at=2026-05-01T00:00:00Z', 'invalid_query'],
-      ['start_at=2026-05-01T02:00:00%2B02:00&end_at=2026-05-01T00:00:00Z', 'invalid_query'],
+  test('error: invalid values map to their own reason codes, naming the parameter (null for the start/end rule)', async () => {
+    const cases: [string, string, string | null][] = [
+      ['limit=0', 'invalid_limit', 'limit'],
+      ['limit=101', 'invalid_limit', 'limit'],
+      ['limit=', 'invalid_limit', 'limit'],
+      ['limit=+5', 'invalid_limit', 'limit'],
+      ['limit=05', 'invalid_limit', 'limit'],
+      ['limit=1.0', 'invalid_limit', 'limit'],
+      ['limit=1e2', 'invalid_limit', 'limit'],
+      ['limit=%205', 'invalid_limit', 'limit'],
+      ['limit=-1', 'invalid_limit', 'limit'],
+      ['limit=ten', 'invalid_limit', 'limit'],
+      ['limit=1&limit=2', 'invalid_limit', 'limit'],
+      ['offset=10001', 'invalid_offset', 'offset'],
+      ['offset=-1', 'invalid_offset', 'offset'],
+      ['offset=00', 'invalid_offset', 'offset'],
+      ['offset=', 'invalid_offset', 'offset'],
+      ['offset=0&offset=0', 'invalid_offset', 'offset'],
+      ['sort_order=ASC', 'invalid_sort', 'sort_order'],
+      ['sort_order=', 'invalid_sort', 'sort_order'],
+      ['sort_order=up', 'invalid_sort', 'sort_order'],
+      ['sort_order=asc&sort_order=asc', 'invalid_sort', 'sort_order'],
+      ['start_at=2026-05-01', 'invalid_query', 'start_at'],
+      ['start_at=2026-05-01T00:00:00', 'invalid_query', 'start_at'],
+      ['start_at=2026-02-30T00:00:00Z', 'invalid_query', 'start_at'],
+      ['start_at=2026-05-01T24:00:00Z', 'invalid_query', 'start_at'],
+      ['start_at=2026-05-01T00:00:00%2B25:00', 'invalid_query', 'start_at'],
+      ['end_at=yesterday', 'invalid_query', 'end_at'],
+      ['end_at=', 'invalid_query', 'end_at'],
+      ['start_at=2026-05-02T00:00:00Z&end_at=2026-05-01T00:00:00Z', 'invalid_query', null],
+      ['start_at=2026-05-01T00:00:00Z&end_at=2026-05-01T00:00:00Z', 'invalid_query', null],
+      ['start_at=2026-05-01T02:00:00%2B02:00&end_at=2026-05-01T00:00:00Z', 'invalid_query', null],
     ];
-    for (const [query, code] of cases) {
+    for (const [query, code, field] of cases) {
       const r = await list(`?${query}`);
       assert.equal(r.status, 422, `${query}: ${r.text}`);
       assert.equal(r.body.reason_code, code, query);
+      assert.equal(r.body.field, field, query);
+      assert.equal(r.body.message, r.body.detail, query);
     }
   });
 
-  test('ordering: several invalid values → the first in the order limit, offset, sort_order, start_at, end_at', async () => {
-    const cases: [string, string][] = [
-      ['end_at=x&start_at=x&sort_order=x&offset=x&limit=x', 'invalid_limit'],
-      ['end_at=x&start_at=x&sort_order=x&offset=x', 'invalid_offset'],
-      ['end_at=x&start_at=x&sort_order=x', 'invalid_sort'],
-      ['end_at=x&limit=5&start_at=x', 'invalid_query'],
-      ['limit=0&unknown=1', 'unsupported_filter'],
+  test('ordering: several invalid values → the first in the order limit, offset, sort_order, start_at, end_at decides code and field', async () => {
+    const cases: [string, string, string][] = [
+      ['end_at=x&start_at=x&sort_order=x&offset=x&limit=x', 'invalid_limit', 'limit'],
+      ['end_at=x&start_at=x&sort_order=x&offset=x', 'invalid_offset', 'offset'],
+      ['end_at=x&start_at=x&sort_order=x', 'invalid_sort', 'sort_order'],
+      ['end_at=x&limit=5&start_at=x', 'invalid_query', 'start_at'],
+      ['end_at=x&limit=5', 'invalid_query', 'end_at'],
+      ['limit=0&unknown=1', 'unsupported_filter', 'unknown'],
     ];
-    for (const [query, code] of cases) assert.equal((await list(`?${query}`)).body.reason_code, code, query);
+    for (const [query, code, field] of cases) {
+      const { body } = await list(`?${query}`);
+      assert.deepEqual([body.reason_code, body.field], [code, field], query);
+    }
   });
 
   test('security: the list never shows another organization or demo/training encounters', async () => {

@@ -9,7 +9,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { LIST_QUERY } from '../../src/contract/listQuery.js';
-import { reasonsByStatusFor } from '../../src/contract/reasons.js';
+import { REASON_CODES, REASONS, type ReasonCode, reasonsByStatusFor } from '../../src/contract/reasons.js';
 import { ROUTE_LIST } from '../../src/contract/routes.js';
 import { WEBHOOK_HEADERS } from '../../src/contract/webhook.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -65,6 +65,8 @@ test('happy: every error status of every route, with that route’s reason codes
       assert.deepEqual(schema.properties.reason_code.enum, codes, `${route.id} ${status}`);
       assert.deepEqual(schema.required.sort(), [
         'detail',
+        'field',
+        'message',
         'reason_code',
         'request_id',
         'status',
@@ -72,6 +74,35 @@ test('happy: every error status of every route, with that route’s reason codes
         'type',
       ]);
     }
+  }
+});
+
+test('happy: the Problem schema lists every reason code, the media host’s and service_unavailable included', () => {
+  const problem = doc.components.schemas.Problem;
+  assert.deepEqual(problem.properties.reason_code.enum, REASON_CODES);
+  for (const code of ['link_invalid', 'link_expired', 'range_not_satisfiable', 'service_unavailable']) {
+    assert.ok(problem.properties.reason_code.enum.includes(code), code);
+  }
+  assert.equal(problem.properties.message.type, 'string');
+  assert.deepEqual(
+    problem.properties.field.anyOf.map((s: { type: string }) => s.type),
+    ['string', 'null'],
+    'field is a string or null, always present',
+  );
+  assert.ok(problem.required.includes('field'));
+});
+
+test('happy: every route documents 503 service_unavailable; no route documents a code only the media host sends', () => {
+  for (const route of ROUTE_LIST) {
+    const responses = doc.paths[openApiPath(route.path)].get.responses;
+    const enums: string[] = Object.values(responses).flatMap(
+      (r) =>
+        (r as { content?: Record<string, { schema: { properties: { reason_code: { enum: string[] } } } }> })
+          .content?.['application/problem+json']?.schema.properties.reason_code.enum ?? [],
+    );
+    assert.ok(enums.includes('service_unavailable'), route.id);
+    for (const code of enums)
+      assert.notEqual(REASONS[code as ReasonCode].hosts, 'media', `${route.id} ${code}`);
   }
 });
 

@@ -8,6 +8,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { REASONS, type ReasonCode } from '../../src/contract/reasons.js';
 import { signMediaLink } from '../../src/media/linkSigner.js';
 import { type MediaHost, startMediaHost } from '../../src/media/mediaHost.js';
 import type { MediaLink } from '../../src/media/storage.js';
@@ -32,22 +33,29 @@ interface ProblemBody {
   detail: string;
   reason_code: string;
   request_id: string;
+  message: string;
+  field: string | null;
 }
 
-function expectProblem(response: Response, body: ProblemBody, status: number, reasonCode: string): void {
+/** Every code the host answered with in this file, to check none is the API's alone. */
+const answered = new Set<string>();
+
+/** The API's problem body, from the same renderer: the code's status, title and type. */
+function expectProblem(response: Response, body: ProblemBody, status: number, reasonCode: ReasonCode): void {
+  answered.add(body.reason_code);
   assert.equal(response.status, status);
-  assert.equal(response.headers.get('content-type'), 'application/problem+json');
-  assert.deepEqual(Object.keys(body).sort(), [
-    'detail',
-    'reason_code',
-    'request_id',
-    'status',
-    'title',
-    'type',
-  ]);
-  assert.equal(body.status, status);
-  assert.equal(body.reason_code, reasonCode);
-  assert.equal(body.request_id, response.headers.get('x-request-id'));
+  assert.equal(REASONS[reasonCode].status, status, 'the reason table gives this status');
+  assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  assert.deepEqual(body, {
+    type: `/docs/problems#${reasonCode}`,
+    title: REASONS[reasonCode].title,
+    status,
+    detail: body.detail,
+    reason_code: reasonCode,
+    request_id: response.headers.get('x-request-id'),
+    message: body.detail,
+    field: null,
+  });
   assert.equal(response.headers.get('cache-control'), 'private, no-store');
   assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
 }
@@ -141,11 +149,11 @@ describe('media host', () => {
       assert.deepEqual(body, RECORDING.subarray(size - 10));
     });
 
-    it('unsatisfiable: 416 with Content-Range bytes */size', async () => {
+    it('unsatisfiable: 416 range_not_satisfiable with Content-Range bytes */size', async () => {
       for (const header of [`bytes=${size}-`, `bytes=${size + 1}-${size + 9}`, 'bytes=-0']) {
         const response = await fetch((await link()).url, { headers: { range: header } });
         const body = (await response.json()) as ProblemBody;
-        expectProblem(response, body, 416, 'invalid_query');
+        expectProblem(response, body, 416, 'range_not_satisfiable');
         assert.equal(response.headers.get('content-range'), `bytes */${size}`, header);
       }
     });
@@ -197,8 +205,8 @@ describe('media host', () => {
     expectProblem(response, body, 404, 'route_not_found');
   });
 
-  describe('refused links (403)', () => {
-    it('expired: refused at exactly expiresAt, served one millisecond before', async () => {
+  describe('refused links (403 link_invalid, 410 link_expired)', () => {
+    it('expired: 410 link_expired at exactly expiresAt, served one millisecond before', async () => {
       const created = await link();
       try {
         deployment.now.ms = created.expiresAt - 1;
@@ -207,13 +215,13 @@ describe('media host', () => {
         await inTime.arrayBuffer();
         deployment.now.ms = created.expiresAt;
         const [response, body] = await fetchProblem(created.url);
-        expectProblem(response, body, 403, 'expired_key');
+        expectProblem(response, body, 410, 'link_expired');
       } finally {
         deployment.now.ms = undefined;
       }
     });
 
-    it('one character changed in the signature, the expiry, the type or the path', async () => {
+    it('one character changed in the signature, the expiry, the type or the path: 403 link_invalid', async () => {
       const { url } = await link();
       const parsed = new URL(url);
       const sig = parsed.searchParams.get('sig')!;
@@ -230,7 +238,7 @@ describe('media host', () => {
       for (const candidate of tampered) {
         assert.notEqual(candidate, url);
         const [response, body] = await fetchProblem(candidate);
-        expectProblem(response, body, 403, 'invalid_key');
+        expectProblem(response, body, 403, 'link_invalid');
         assert.equal(body.detail.includes(sig), false);
       }
     });
@@ -241,7 +249,7 @@ describe('media host', () => {
       const swapped = new URL(other.url);
       swapped.pathname = mine.pathname;
       const [response, body] = await fetchProblem(swapped.toString());
-      expectProblem(response, body, 403, 'invalid_key');
+      expectProblem(response, body, 403, 'link_invalid');
       const own = await fetch(other.url);
       assert.deepEqual(Buffer.from(await own.arrayBuffer()), OTHER);
     });
@@ -256,7 +264,7 @@ describe('media host', () => {
         `${url}&sig=${'0'.repeat(64)}`,
       ]) {
         const [response, body] = await fetchProblem(candidate);
-        expectProblem(response, body, 403, 'invalid_key');
+        expectProblem(response, body, 403, 'link_invalid');
       }
     });
 
@@ -264,7 +272,7 @@ describe('media host', () => {
       const expiresAt = (Math.floor(Date.now() / 1000) + 300) * 1000;
       const forged = signMediaLink(host.url, KEY, 'audio/wav', expiresAt, `${MEDIA_SECRET}x`);
       const [response, body] = await fetchProblem(forged);
-      expectProblem(response, body, 403, 'invalid_key');
+      expectProblem(response, body, 403, 'link_invalid');
     });
   });
 
@@ -292,7 +300,7 @@ describe('media host', () => {
       for (const target of targets) {
         const response = await rawRequest(host.url, `${target}${query}`);
         assert.equal(response.status, 403, target);
-        assert.equal(JSON.parse(response.body.toString()).reason_code, 'invalid_key', target);
+        assert.equal(JSON.parse(response.body.toString()).reason_code, 'link_invalid', target);
         assert.equal(response.body.includes('SECRET-OUTSIDE'), false, target);
       }
     });
@@ -319,6 +327,11 @@ describe('media host', () => {
     rmSync(join(deployment.mediaDir, 'recordings', 'gone.wav'));
     const [response, body] = await fetchProblem(created.url);
     expectProblem(response, body, 404, 'audio_not_found');
+  });
+
+  it("never answers with a code of the API's alone (an API key's, a query's)", () => {
+    assert.ok(answered.size >= 6, 'the tests above met the refusals');
+    for (const code of answered) assert.notEqual(REASONS[code as ReasonCode].hosts, 'api', code);
   });
 
   it('never logs a link: no log line holds a signature or a query string, and requests are logged', async () => {
@@ -350,6 +363,7 @@ describe('media host when the folder cannot be read', () => {
       writeFileSync(deployment.mediaDir, 'not a folder');
       const [response, body] = await fetchProblem(url);
       expectProblem(response, body, 503, 'audio_storage_unavailable');
+      assert.equal(response.headers.get('retry-after'), '1');
       assert.equal(JSON.stringify(body).includes(deployment.dir), false, 'no machine path in the answer');
     } finally {
       await host.close();

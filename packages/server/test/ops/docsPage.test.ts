@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { REASON_CODES, REASONS } from '../../src/contract/reasons.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -19,18 +20,18 @@ before(async () => {
 });
 after(() => server.close());
 
-test('happy: /docs/problems lists every reason code with an anchor', async () => {
+test('happy: /docs/problems lists every reason code of the table with an anchor, status and where it comes from', async () => {
   const r = await fetch(`${server.url}/docs/problems`);
   assert.equal(r.status, 200);
   const html = await r.text();
-  for (const code of [
-    'missing_bearer',
-    'unsupported_filter',
-    'audio_storage_unavailable',
-    'route_not_found',
-  ]) {
-    assert.ok(html.includes(`id="${code}"`), code);
+  for (const code of REASON_CODES) {
+    const row = new RegExp(`<tr id="${code}"><td><code>${code}</code></td><td>${REASONS[code].status}</td>`);
+    assert.match(html, row, code);
   }
+  assert.match(html, /<tr id="link_expired">.*<td>media host<\/td><\/tr>/);
+  assert.match(html, /<tr id="service_unavailable">.*<td>every route<\/td><\/tr>/);
+  assert.match(html, /<code>message<\/code>/);
+  assert.match(html, /<code>field<\/code>/);
 });
 
 test('happy: /docs serves the reference and its script from this server (no CDN)', async () => {
@@ -56,7 +57,10 @@ test("error: a path under /docs that the reference does not serve is the service
   const r = await fetch(`${server.url}/docs/nope?x=1`);
   assert.equal(r.status, 404);
   assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  assert.equal(((await r.json()) as { reason_code: string }).reason_code, 'route_not_found');
+  const body = (await r.json()) as { reason_code: string; message: string; detail: string; field: null };
+  assert.equal(body.reason_code, 'route_not_found');
+  assert.equal(body.message, body.detail);
+  assert.equal(body.field, null);
 });
 
 test('happy: HEAD on the reference answers the same length as GET, without a body', async () => {

@@ -8,7 +8,7 @@
  * the payload is replaced by 503 audit_unavailable, so no data leaves unaudited.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.js';
+import { ApiError, RETRY_SHORTLY } from '../../domain/errors.js';
 import type { ApiContext } from '../apiContext.js';
 import { replaceWithProblem } from '../problem.js';
 import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
@@ -16,7 +16,7 @@ import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
 const AUDIT_UNAVAILABLE = new ApiError(
   'audit_unavailable',
   'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
-  { 'Retry-After': '1' },
+  RETRY_SHORTLY,
 );
 
 /**
