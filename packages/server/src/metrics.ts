@@ -4,6 +4,15 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/**
+ * prom-client's default metrics include three gauges named like counters
+ * (`nodejs_active_{handles,requests,resources}_total`), which Prometheus' naming rules refuse;
+ * their per-type twins without the suffix stay, and `sum()` over them gives the same total.
+ */
+const GAUGES_NAMED_LIKE_COUNTERS = ['handles', 'requests', 'resources'].map(
+  (kind) => `eds_nodejs_active_${kind}_total`,
+);
+
 /** Values read from the store when scraped; set by whoever owns the store (services.ts). */
 export interface MetricSources {
   keysOffCurrentDigestSecret?: () => Promise<number>;
@@ -12,6 +21,7 @@ export interface MetricSources {
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'eds_' });
+  for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const sources: MetricSources = {};
   return {
     registry,

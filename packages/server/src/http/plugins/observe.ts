@@ -7,12 +7,35 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pathOnly } from '../../logger.js';
 import type { ApiContext } from '../apiContext.js';
+import { DOCS_PREFIX } from '../docsPage.js';
+import { OPENAPI_PATH } from '../openapi.js';
 import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
+
+/** Routes outside the contract's five, by the path they are registered under. */
+const SERVICE_ROUTES: Readonly<Record<string, string>> = {
+  '/healthz': 'healthz',
+  '/readyz': 'readyz',
+  [OPENAPI_PATH]: 'openapi',
+};
+
+/**
+ * The `route` of logs and metrics: the contract route's id, or the service route's name (every
+ * page under /docs is `docs`); `unmatched` for a path no route serves, a 404 route_not_found
+ * from a route's own pattern included, so real 404s are counted together and apart.
+ */
+export function routeLabel(request: FastifyRequest): string {
+  if (request.reasonCode === 'route_not_found') return 'unmatched';
+  const { config, url } = request.routeOptions;
+  if (config?.routeId) return config.routeId;
+  if (url === undefined) return 'unmatched';
+  if (url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)) return 'docs';
+  return SERVICE_ROUTES[url] ?? 'unmatched';
+}
 
 export function registerObservation(app: FastifyInstance, context: ApiContext): void {
   const { metrics, clock } = context.services;
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    const routeId = request.routeOptions.config?.routeId ?? 'unmatched';
+    const routeId = routeLabel(request);
     const status = reply.statusCode;
     const durationMs = reply.elapsedTime;
     const reasonCode = request.reasonCode ?? null;

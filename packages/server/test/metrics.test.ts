@@ -1,0 +1,107 @@
+/**
+ * The admin port's /metrics as Prometheus reads it: Prometheus' own linter (promtool, when
+ * installed) and the same naming rules checked here, so they hold without it; and requests
+ * counted under the route that served them.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { type AdminServer, startAdminServer } from '../src/http/adminServer.js';
+import { startTestServer, type TestServer } from './support/server.js';
+import { buildWorld, pathFor, type World } from './support/world.js';
+
+const PROMTOOL = '/usr/bin/promtool';
+
+let server: TestServer;
+let admin: AdminServer;
+let world: World;
+let exposition: string;
+
+before(async () => {
+  server = await startTestServer('sqlite');
+  world = await buildWorld(server.fixtures, server.putObject);
+  admin = await startAdminServer(server.services.metrics, '127.0.0.1', 0);
+  // Traffic of every kind, so every labelled series has values to show.
+  await server.api.get(pathFor('listEncounters', world), { token: world.token });
+  await server.api.get(pathFor('getEncounter', world), { token: world.token });
+  await server.api.get('/external/v1/encounters');
+  for (const path of [
+    '/healthz',
+    '/readyz',
+    '/docs/problems',
+    '/docs/favicon.svg',
+    '/openapi/v1/openapi.json',
+  ]) {
+    const r = await fetch(`${server.url}${path}`);
+    assert.equal(r.status, 200, path);
+    await r.arrayBuffer();
+  }
+  for (const path of ['/nope', '/docs/nope', '/external/v1/encounters/']) {
+    const r = await fetch(`${server.url}${path}`);
+    assert.equal(r.status, 404, path);
+    await r.arrayBuffer();
+  }
+  const scraped = await fetch(`${admin.url}/metrics`);
+  assert.equal(scraped.status, 200);
+  exposition = await scraped.text();
+});
+after(async () => {
+  await admin.close();
+  await server.close();
+});
+
+test('happy: /metrics passes `promtool check metrics`', {
+  skip: existsSync(PROMTOOL) ? false : `${PROMTOOL} is not installed (Debian package prometheus)`,
+}, () => {
+  const run = spawnSync(PROMTOOL, ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
+  assert.equal(run.status, 0, `promtool: ${run.stdout}${run.stderr}`);
+  assert.equal(`${run.stdout}${run.stderr}`.trim(), '');
+});
+
+/** Each metric family of an exposition: its name, type and whether it has help. */
+function families(text: string): { name: string; type: string; help: boolean }[] {
+  const helped = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map((m) => m[1]!));
+  return [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({
+    name: name!,
+    type: type!,
+    help: helped.has(name!),
+  }));
+}
+
+test('happy: counters, and only counters, are named …_total; every metric has help (the rules without promtool)', () => {
+  const found = families(exposition);
+  assert.ok(found.length > 20, 'the default and the service metrics are exposed');
+  for (const { name, type, help } of found) {
+    assert.match(name, /^eds_[a-z][a-z0-9_]*$/, name);
+    assert.ok(help, `${name} has HELP text`);
+    if (type === 'counter') assert.match(name, /_total$/, `counter ${name}`);
+    else assert.doesNotMatch(name, /_total$/, `${type} ${name} is named like a counter`);
+    if (type !== 'histogram' && type !== 'summary') {
+      assert.doesNotMatch(name, /_(count|sum|bucket)$/, `${type} ${name} takes a histogram's suffix`);
+    }
+  }
+  for (const kind of ['handles', 'requests', 'resources']) {
+    assert.ok(
+      found.some((f) => f.name === `eds_nodejs_active_${kind}` && f.type === 'gauge'),
+      `active ${kind} are still exposed, by type`,
+    );
+  }
+});
+
+test('happy: health, readiness, docs and the OpenAPI document have route labels of their own; real 404s stay unmatched', async () => {
+  const { values } = await server.services.metrics.httpResponses.get();
+  const count = (route: string, status: number) =>
+    values
+      .filter((v) => v.labels.route === route && v.labels.status === status)
+      .reduce((sum, v) => sum + v.value, 0);
+  assert.equal(count('healthz', 200), 1);
+  assert.equal(count('readyz', 200), 1);
+  assert.equal(count('docs', 200), 2);
+  assert.equal(count('openapi', 200) >= 1, true, 'the test client reads the document too');
+  assert.equal(count('unmatched', 200), 0, 'no answer that was served is unmatched');
+  assert.equal(count('unmatched', 404), 3, 'an unknown path, one under /docs, an empty ID');
+  assert.equal(count('docs', 404), 0);
+  assert.equal(count('getEncounter', 200), 1);
+  assert.equal(count('listEncounters', 401), 1);
+});
