@@ -11,6 +11,7 @@ export interface EdsApiErrorInit {
   status: number;
   reasonCode: ErrorCode;
   detail: string;
+  field?: string | null | undefined;
   requestId?: string | undefined;
   retryable: boolean;
   /** The route called, e.g. `GET /external/v1/encounters/{encounter_id}`. */
@@ -33,8 +34,17 @@ export class EdsApiError extends Error {
   readonly requestId: string | undefined;
   /** True when the same request may succeed later unchanged (503 and network failures). */
   readonly retryable: boolean;
-  /** The service's human sentence, or the SDK's. */
+  /**
+   * The service's human sentence (its problem's `detail`, which its `message` repeats), or the
+   * SDK's. `error.message` is longer: status, code, this sentence, route and request id, for logs.
+   */
   readonly detail: string;
+  /**
+   * The query parameter at fault (`limit`, `offset`, `sort_order`, `start_at`, `end_at`, or for
+   * `unsupported_filter` the key as sent); null when no single parameter applies or no problem
+   * body arrived.
+   */
+  readonly field: string | null;
   readonly route: string | undefined;
   readonly attempts: number;
   readonly retryAfterMs: number | undefined;
@@ -52,6 +62,7 @@ export class EdsApiError extends Error {
     this.requestId = init.requestId;
     this.retryable = init.retryable;
     this.detail = init.detail;
+    this.field = init.field ?? null;
     this.route = init.route;
     this.attempts = init.attempts ?? 1;
     this.retryAfterMs = init.retryAfterMs;
@@ -71,6 +82,7 @@ export class EdsApiError extends Error {
       requestId: this.requestId,
       retryable: this.retryable,
       detail: this.detail,
+      field: this.field,
       route: this.route,
       attempts: this.attempts,
     };

@@ -1,7 +1,10 @@
 /**
  * The reason codes the service answers with: the contract's error table plus the codes the
- * product adds (`route_not_found`, `method_not_allowed`, `rate_limited`, `audit_unavailable`). Copied, not imported, because the SDK
- * has no runtime dependency on the server; a test fails when this list and the server's drift.
+ * product adds (`route_not_found`, `method_not_allowed`, `rate_limited`, `audit_unavailable`,
+ * `service_unavailable`, and the media host's `link_invalid`, `link_expired`,
+ * `range_not_satisfiable`, met only when fetching an `audio_url`). Copied, not imported, because
+ * the SDK has no runtime dependency on the server; a test fails when this list and the server's
+ * drift.
  */
 export const REASON_CODES = [
   'unsupported_filter',
@@ -19,6 +22,7 @@ export const REASON_CODES = [
   'missing_scope',
   'route_not_allowed',
   'organization_not_allowlisted',
+  'link_invalid',
   'cross_organization_denied',
   'demo_training_denied',
   'encounter_not_found',
@@ -27,6 +31,8 @@ export const REASON_CODES = [
   'audio_not_found',
   'route_not_found',
   'method_not_allowed',
+  'link_expired',
+  'range_not_satisfiable',
   'invalid_limit',
   'invalid_offset',
   'invalid_sort',
@@ -35,6 +41,7 @@ export const REASON_CODES = [
   'digest_key_unavailable',
   'audio_storage_unavailable',
   'audit_unavailable',
+  'service_unavailable',
 ] as const;
 
 /** A reason code the service can put in a problem body. */

@@ -169,7 +169,8 @@ function problemError(
     return new EdsApiError({
       status,
       reasonCode: problem.reason_code,
-      detail: problem.detail || problem.title,
+      detail: problem.detail || problem.message || problem.title,
+      field: typeof problem.field === 'string' ? problem.field : null,
       requestId,
       retryable,
       route,

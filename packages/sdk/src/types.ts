@@ -106,6 +106,13 @@ export interface Problem {
   detail: string;
   reason_code: string;
   request_id: string;
+  /** The same sentence as `detail`. */
+  message: string;
+  /**
+   * The query parameter that decided the code (`limit`, `offset`, `sort_order`, `start_at`,
+   * `end_at`; for `unsupported_filter` the first unsupported key as sent), or null.
+   */
+  field: string | null;
 }
 
 export type SortOrder = 'asc' | 'desc';

@@ -162,6 +162,8 @@ const problem = shape<Problem>({
   detail: str,
   reason_code: str,
   request_id: str,
+  message: str,
+  field: strOrNull,
 });
 
 const webhookEvent = shape<WebhookEvent>({
