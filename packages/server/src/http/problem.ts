@@ -97,7 +97,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
  * What the log keeps of an unexpected failure: its class, code and first words. Store and
  * driver messages name relations and connections, not request data, and are cut short in case.
  */
-export function failureCause(error: unknown): { name?: string; code?: string; message?: string } {
+function failureCause(error: unknown): { name?: string; code?: string; message?: string } {
   if (!(error instanceof Error)) return { name: typeof error };
   const code = (error as NodeJS.ErrnoException).code;
   return { name: error.name, ...(code ? { code: String(code) } : {}), message: error.message.slice(0, 200) };
