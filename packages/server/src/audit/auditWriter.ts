@@ -4,12 +4,8 @@
  * built-in writers keep audit writes off the request thread's store connection: SQLite in a
  * worker thread with its own connection, PostgreSQL on a pool connection of its own.
  */
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
 import { type AuditRecord, insertAuditRecords } from '../store/audit.js';
 import type { Store } from '../store/database.js';
-import { openStore } from '../store/database.js';
-import { SqliteThreadWriter } from './sqliteThreadWriter.js';
 
 export interface AuditWriter {
   /** Commits the records in one transaction; rejects when the store did not take them all. */
@@ -33,24 +29,4 @@ export class KyselyAuditWriter implements AuditWriter {
   close(): Promise<void> {
     return this.onClose();
   }
-}
-
-export function createAuditWriter(config: Config, store: Store, logger: Logger): AuditWriter {
-  const database = config.database;
-  if (database.dialect === 'sqlite') {
-    if (database.path === ':memory:') return new KyselyAuditWriter(store);
-    return new SqliteThreadWriter(
-      database.path,
-      config.audit.commitTimeoutMs,
-      logger,
-      config.audit.sqliteSynchronous,
-    );
-  }
-  // One connection of its own: audit commits never queue behind reads for a pool connection,
-  // and a statement that cannot finish in time fails instead of holding responses.
-  const own = openStore(
-    { ...database, poolSize: 1, statementTimeoutMs: config.audit.commitTimeoutMs },
-    { applicationName: 'eds audit writer' },
-  );
-  return new KyselyAuditWriter(own, () => own.close());
 }

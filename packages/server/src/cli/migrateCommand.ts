@@ -1,6 +1,9 @@
-/** `eds migrate`: creates or upgrades the schema; repeating it applies nothing. */
+/**
+ * `eds migrate`: creates or upgrades the schema, then builds what the new release derives from
+ * stored data (upgradeStore.ts); repeating it applies nothing.
+ */
 import type { Command } from 'commander';
-import { migrateToLatest } from '../store/database.js';
+import { upgradeStore } from '../upgradeStore.js';
 import type { runCommand } from './runCommand.js';
 
 export function registerMigrateCommand(program: Command, run: typeof runCommand): void {
@@ -8,7 +11,7 @@ export function registerMigrateCommand(program: Command, run: typeof runCommand)
     .command('migrate')
     .description('create or upgrade the database schema (safe to repeat)')
     .action(() =>
-      run(async ({ services }) => ({ migrated: await migrateToLatest(services.store.db) }), {
+      run(({ services }) => upgradeStore(services.store.db), {
         requireSchema: false,
       }),
     );

@@ -9,10 +9,10 @@ import type { Insertable } from 'kysely';
 import { SCOPES } from '../contract/routes.js';
 import { mintApiKey } from '../domain/apiKeys.js';
 import type { Services } from '../services.js';
-import { migrateToLatest } from '../store/database.js';
 import { upsertOrganization } from '../store/organizations.js';
 import { refreshPlannerStatistics } from '../store/plannerStatistics.js';
 import type { PatientsTable } from '../store/schema.js';
+import { upgradeStore } from '../upgradeStore.js';
 import { type BundleWriter, createBundleWriter } from './bundleWriter.js';
 import {
   AUDIO_POOL,
@@ -62,7 +62,7 @@ const BATCH = 1000;
 const DEMO_SQLITE_CACHE_KIB = 256 * 1024;
 
 export async function loadDemo(services: Services, options: DemoOptions): Promise<DemoResult> {
-  await migrateToLatest(services.store.db);
+  await upgradeStore(services.store.db);
   // Bulk inserts with random-looking keys touch pages all over each index; a larger page cache
   // while loading keeps them in memory. Put back afterwards: `demo --serve` goes on serving.
   const sqlite = services.store.sqlite;

@@ -13,8 +13,8 @@
  * moved to another encounter, the summary of the one it left).
  */
 import type { Kysely } from 'kysely';
+import { PUBLIC_SCHEMA_TYPES } from '../contract/documentTypes.js';
 import { inTransaction } from '../store/database.js';
-import { PUBLIC_SCHEMA_TYPES } from '../store/encounters.js';
 import {
   documentIdsAfter,
   documentSources,

@@ -5,7 +5,7 @@
  * checkpoints off the event loop.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
-import { createAuditWriter } from '../audit/auditWriter.js';
+import { createAuditWriter } from '../audit/createAuditWriter.js';
 import { GroupCommit } from '../audit/groupCommit.js';
 import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';

@@ -3,15 +3,6 @@ import { createLocalStorage } from './localStorage.js';
 import type { S3StorageOptions } from './s3Storage.js';
 import { type MediaStorage, StorageUnavailableError } from './storage.js';
 
-export { type MediaHost, startMediaHost } from './mediaHost.js';
-export {
-  isServable,
-  type MediaLink,
-  type MediaStorage,
-  type ServableMediaStorage,
-  StorageUnavailableError,
-} from './storage.js';
-
 /**
  * The storage driver the configuration names. `now` is the clock links are signed with
  * (default Date.now); pass the services' clock so link expiry and the host's checks agree.

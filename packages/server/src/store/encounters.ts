@@ -17,9 +17,6 @@ export function isStorableId(id: string): boolean {
   return !id.includes('\u0000');
 }
 
-/** Document schema types the public API shows; others are internal (decisions.md). */
-export const PUBLIC_SCHEMA_TYPES = ['document', 'ambient_transcript'] as const;
-
 /** created_at window: `startMs` inclusive, `endMs` exclusive. */
 export interface CreatedWindow {
   startMs?: number | undefined;

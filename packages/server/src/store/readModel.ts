@@ -5,9 +5,9 @@
  */
 import type SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
+import { PUBLIC_SCHEMA_TYPES } from '../contract/documentTypes.js';
 import { chunks } from './clinicalWrites.js';
 import { type Db, sqliteHandleOf } from './database.js';
-import { PUBLIC_SCHEMA_TYPES } from './encounters.js';
 import { preparedQuery } from './preparedQuery.js';
 import type {
   Database,
@@ -267,6 +267,20 @@ export async function upsertDocumentReads(tx: Tx, rows: DocumentReadsTable[]): P
       )
       .execute();
   }
+}
+
+/**
+ * Whether some encounter or document has no stored answer row: the read model was never built for
+ * data stored before it existed, or a build was cut short. Every write of clinical data writes
+ * both in one transaction, so the counts agree whenever the read model is whole. One statement,
+ * so both counts come from one snapshot.
+ */
+export async function readModelIncomplete(db: Db): Promise<boolean> {
+  const { rows } = await sql<{ encounters: number; documents: number }>`select
+      (select count(*) from encounters) - (select count(*) from encounter_reads) as encounters,
+      (select count(*) from documents) - (select count(*) from document_reads) as documents`.execute(db);
+  const [gaps] = rows;
+  return Number(gaps?.encounters) !== 0 || Number(gaps?.documents) !== 0;
 }
 
 /** The next `limit` encounter IDs after `afterId` (keyset), for rebuilding everything. */

@@ -33,7 +33,7 @@ describe('eds migrate and eds org', () => {
   test('migrate prints what it applied, and a second run applies nothing', async () => {
     const first = await edsJson<{ migrated: string[] }>(['migrate'], env);
     assert.ok(first.migrated.includes('001_core'));
-    assert.deepEqual(await edsJson(['migrate'], env), { migrated: [] });
+    assert.deepEqual(await edsJson(['migrate'], env), { migrated: [], built: [] });
     await migrateToLatest(store.db);
   });
 

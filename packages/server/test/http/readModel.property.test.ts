@@ -10,10 +10,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
+import { PUBLIC_SCHEMA_TYPES } from '../../src/contract/documentTypes.js';
 import { Random } from '../../src/demo/random.js';
 import { toDocumentDetail, toEncounterBody, toTranscriptBody } from '../../src/domain/views.js';
 import { importNdjsonFile } from '../../src/ingest/importFile.js';
-import { PUBLIC_SCHEMA_TYPES } from '../../src/store/encounters.js';
 import type { DocumentRow, EncounterRow, PatientRow, TranscriptRow } from '../../src/store/schema.js';
 import { DAY_MS } from '../../src/time.js';
 import { type Line, writeImportFile } from '../ingest/importFiles.js';

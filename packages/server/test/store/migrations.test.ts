@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Migrator } from 'kysely';
 import { migrateToLatest, migrationsCurrent, type Store } from '../../src/store/database.js';
+import { migrationProvider } from '../../src/store/migrations/index.js';
+import { upgradeStore } from '../../src/upgradeStore.js';
 import { createUnmigratedStore, forEachStore } from '../support/stores.js';
 
 forEachStore('migrations', (kind) => {
@@ -31,5 +34,24 @@ forEachStore('migrations', (kind) => {
     assert.equal(ids.length, 2);
     assert.equal(typeof ids[0], 'number');
     assert.ok(ids[1]! > ids[0]!);
+  });
+});
+
+forEachStore('upgrading from each migration', (kind) => {
+  test('a database left at any migration upgrades to the latest, read model included', async () => {
+    const names = Object.keys(await migrationProvider.getMigrations());
+    for (const name of names) {
+      const store = await createUnmigratedStore(kind);
+      try {
+        const { error } = await new Migrator({ db: store.db, provider: migrationProvider }).migrateTo(name);
+        assert.equal(error, undefined, name);
+        const upgrade = await upgradeStore(store.db);
+        assert.deepEqual(upgrade.migrated, names.slice(names.indexOf(name) + 1), name);
+        assert.equal(await migrationsCurrent(store.db), true, name);
+        assert.deepEqual(await upgradeStore(store.db), { migrated: [], built: [] }, name);
+      } finally {
+        await store.close();
+      }
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
- * `eds migrate` builds the read model for data stored before it existed: the stored answers it
- * writes are the ones an import of the same rows would have written; and each organization's
- * list total from the day counts.
+ * `eds migrate` builds the read model for data stored before it existed, as a step after the
+ * migrations: the stored answers it writes are the ones an import of the same rows would have
+ * written, and a build cut short is finished by the next run. The migrations build each
+ * organization's list total from the day counts.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -11,6 +12,7 @@ import { upsertDocuments, upsertPatients, upsertTranscripts } from '../../src/st
 import { migrateToLatest, type Store } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { upsertOrganization } from '../../src/store/organizations.js';
+import { upgradeStore } from '../../src/upgradeStore.js';
 import { createUnmigratedStore, forEachStore } from '../support/stores.js';
 
 const T = Date.parse('2026-05-01T15:00:00Z');
@@ -96,7 +98,9 @@ forEachStore('read model migration', (kind) => {
       ]);
     });
 
-    assert.ok((await migrateToLatest(store.db)).includes('005_read_model'));
+    const upgrade = await upgradeStore(store.db);
+    assert.ok(upgrade.migrated.includes('005_read_model'));
+    assert.deepEqual(upgrade.built, ['read_model']);
 
     const encounters = await store.db
       .selectFrom('encounter_reads')
@@ -139,6 +143,26 @@ forEachStore('read model migration', (kind) => {
       await store.db.selectFrom('document_reads').selectAll().orderBy('document_id').execute(),
       documents,
     );
+  });
+
+  test('happy: a read model build cut short is finished by the next upgrade, and a whole one left alone', async () => {
+    const whole = await store.db.selectFrom('encounter_reads').selectAll().orderBy('encounter_id').execute();
+    assert.deepEqual(await upgradeStore(store.db), { migrated: [], built: [] });
+
+    await store.db.deleteFrom('encounter_reads').where('encounter_id', '=', 'enc_m2').execute();
+    await store.db.deleteFrom('document_reads').where('document_id', '=', 'doc_note').execute();
+    assert.deepEqual(await upgradeStore(store.db), { migrated: [], built: ['read_model'] });
+
+    assert.deepEqual(
+      await store.db.selectFrom('encounter_reads').selectAll().orderBy('encounter_id').execute(),
+      whole,
+    );
+    const notes = await store.db
+      .selectFrom('document_reads')
+      .select('detail')
+      .where('document_id', '=', 'doc_note')
+      .execute();
+    assert.equal(JSON.parse(notes[0]!.detail!).content.text, '# note');
   });
 });
 

@@ -7,7 +7,8 @@ import { type Config, loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices, type Services } from '../../src/services.js';
-import { migrateToLatest, openStore } from '../../src/store/database.js';
+import { openStore } from '../../src/store/database.js';
+import { upgradeStore } from '../../src/upgradeStore.js';
 import { type ApiClient, createApiClient } from './apiClient.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET, TEST_MEDIA_SECRET } from './fixtures.js';
 import { createTestDatabase, type StoreKind, type TestDatabase } from './stores.js';
@@ -89,7 +90,7 @@ export async function startTestServer(kind: StoreKind, options: TestServerOption
     },
   });
   const store = openStore(config.database);
-  await migrateToLatest(store.db);
+  await upgradeStore(store.db);
   const services = createServices(config, {
     store,
     logger: createLogger(config.logLevel, sink),

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe } from 'node:test';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../src/config.js';
-import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { upgradeStore } from '../../src/upgradeStore.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -77,7 +78,7 @@ export async function createTestDatabase(kind: StoreKind): Promise<TestDatabase>
 /** A migrated store on a fresh database; `close` also drops the database. */
 export async function createTestStore(kind: StoreKind): Promise<Store & { database: TestDatabase }> {
   const store = await createUnmigratedStore(kind);
-  await migrateToLatest(store.db);
+  await upgradeStore(store.db);
   return store;
 }
 

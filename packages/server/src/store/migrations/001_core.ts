@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { isSqlite } from '../dialect.js';
+import { isSqlite } from './dialect.js';
 
 /** Organizations, keys, clinical data, count roll-ups, audit log and the webhook outbox. */
 export async function up(db: Kysely<unknown>): Promise<void> {

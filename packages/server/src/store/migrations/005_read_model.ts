@@ -1,12 +1,12 @@
 import { type Kysely, sql } from 'kysely';
-import { rebuildReadModel } from '../../domain/readModel.js';
-import { isSqlite } from '../dialect.js';
-import type { Database } from '../schema.js';
+import { isSqlite } from './dialect.js';
 
 /**
- * The read model (domain/readModel.ts): each encounter's summary, each document's detail and each
- * finalized transcript as the exact bytes the API sends, with their entity tags, built here for
- * the data already stored and from then on kept by every write of clinical data.
+ * The read model's tables (domain/readModel.ts): each encounter's summary, each document's detail
+ * and each finalized transcript as the exact bytes the API sends, with their entity tags. Kept by
+ * every write of clinical data; the stored answers of data written before these tables existed
+ * are built by the step `eds migrate` runs after the migrations (upgradeStore.ts), with the views
+ * of the release that runs it.
  *
  * The list reads a range of `encounter_reads` in the contract's order. On SQLite the table is
  * that order (WITHOUT ROWID, keyed by organization, demo flag, created_at, encounter ID), so the
@@ -67,8 +67,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // A patient's change rewrites the summaries of its encounters: found by this index, not a scan.
   await db.schema.createIndex('encounters_patient').on('encounters').column('patient_id').execute();
-
-  await rebuildReadModel(db as Kysely<Database>);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { isSqlite } from '../dialect.js';
-import { up as createAuditDisclosures } from './006_audit_disclosures.js';
+import { isSqlite } from './dialect.js';
 
 /**
  * Disclosures by patient set instead of one row per patient per answer. A list page carried 50
@@ -79,6 +78,20 @@ async function upSteps(db: Kysely<unknown>): Promise<void> {
   await sql`UPDATE audit_log SET patient_set = 'r:' || request_id
     WHERE request_id IN (SELECT request_id FROM audit_disclosures)`.execute(db);
   await db.schema.dropTable('audit_disclosures').execute();
+}
+
+/** 006's table and indexes, as 006 made them. */
+async function createAuditDisclosures(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE TABLE audit_disclosures (
+    patient_id text NOT NULL,
+    at bigint NOT NULL,
+    request_id text NOT NULL,
+    organization_id text,
+    key_id text,
+    route text NOT NULL
+  )`.execute(db);
+  await sql`CREATE INDEX audit_disclosures_patient_at ON audit_disclosures (patient_id, at)`.execute(db);
+  await sql`CREATE INDEX audit_disclosures_at ON audit_disclosures (at)`.execute(db);
 }
 
 async function downSteps(db: Kysely<unknown>): Promise<void> {

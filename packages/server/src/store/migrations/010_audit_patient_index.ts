@@ -1,6 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { isSqlite } from '../dialect.js';
-import { patientTokensOf } from '../patientTokens.js';
+import { isSqlite } from './dialect.js';
 
 /**
  * The audit's per-patient index as an inverted index whose inserts append, instead of a B-tree
@@ -45,6 +44,26 @@ async function rebuildSetsTable(db: Kysely<unknown>, columns: RawBuilder<unknown
   await sql`DROP TABLE audit_patient_sets`.execute(db);
   await sql`ALTER TABLE audit_patient_sets_rebuilt RENAME TO audit_patient_sets`.execute(db);
   await sql`CREATE INDEX audit_patient_sets_last_used ON audit_patient_sets (last_used_at)`.execute(db);
+}
+
+/**
+ * A set's members as the FTS5 table's text, as this migration wrote it: one `ascii` token per
+ * member, a-y and 0-9 standing for themselves and every other UTF-8 byte written as `z` and two
+ * hex digits (an empty ID is `z`). The live writer and the report use the same alphabet
+ * (store/patientTokens.ts); this copy is frozen with the migration.
+ */
+function patientTokensOf(members: readonly string[]): string {
+  return members.map(patientToken).join(' ');
+}
+
+function patientToken(patientId: string): string {
+  let token = '';
+  for (const character of patientId) {
+    token += /^[a-y0-9]$/.test(character)
+      ? character
+      : [...Buffer.from(character, 'utf8')].map((byte) => `z${byte.toString(16).padStart(2, '0')}`).join('');
+  }
+  return token === '' ? 'z' : token;
 }
 
 async function upSqlite(db: Kysely<unknown>): Promise<void> {

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { isSqlite } from '../dialect.js';
+import { isSqlite } from './dialect.js';
 
 /**
  * Each organization's number of listable encounters, the `total` of every list page without a

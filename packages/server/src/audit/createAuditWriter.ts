@@ -1,0 +1,27 @@
+/** The audit writer the configuration's store calls for. */
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/database.js';
+import { openStore } from '../store/database.js';
+import { type AuditWriter, KyselyAuditWriter } from './auditWriter.js';
+import { SqliteThreadWriter } from './sqliteThreadWriter.js';
+
+export function createAuditWriter(config: Config, store: Store, logger: Logger): AuditWriter {
+  const database = config.database;
+  if (database.dialect === 'sqlite') {
+    if (database.path === ':memory:') return new KyselyAuditWriter(store);
+    return new SqliteThreadWriter(
+      database.path,
+      config.audit.commitTimeoutMs,
+      logger,
+      config.audit.sqliteSynchronous,
+    );
+  }
+  // One connection of its own: audit commits never queue behind reads for a pool connection,
+  // and a statement that cannot finish in time fails instead of holding responses.
+  const own = openStore(
+    { ...database, poolSize: 1, statementTimeoutMs: config.audit.commitTimeoutMs },
+    { applicationName: 'eds audit writer' },
+  );
+  return new KyselyAuditWriter(own, () => own.close());
+}
