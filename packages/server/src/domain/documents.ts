@@ -7,7 +7,8 @@ import type { AudioLinkBody } from '../contract/schemas.js';
 import { type MediaStorage, StorageUnavailableError } from '../media/storage.js';
 import type { Db } from '../store/database.js';
 import { findDocumentAccess } from '../store/documents.js';
-import { classifyEncounter, isStorableId } from '../store/encounters.js';
+import { classifyEncounter } from '../store/encounterAccess.js';
+import { isStorableId } from '../store/encounters.js';
 import { documentDetailRead, transcriptRead } from '../store/readModel.js';
 import { toIso } from '../time.js';
 import { granted } from './encounters.js';
@@ -21,12 +22,12 @@ type StoredDocumentRead = Awaited<ReturnType<typeof documentDetailRead>>[number]
  * the document within it. Returns the row with the document present.
  */
 function requireStoredDocument(
-  caller: Caller,
   row: StoredDocumentRead | undefined,
-): StoredDocumentRead & { document_id: string; schema_type: string } {
-  const found = granted(row ? classifyEncounter(row, caller.organizationId, row) : { status: 'absent' });
+): StoredDocumentRead & { patient_id: string; document_id: string; schema_type: string } {
+  const found = granted(row ? classifyEncounter(row, row) : { status: 'absent' });
   if (found.document_id === null || found.schema_type === null) throw documentNotFound();
-  return found as StoredDocumentRead & { document_id: string; schema_type: string };
+  // Found: the caller's listable encounter, so its patient was joined.
+  return found as StoredDocumentRead & { patient_id: string; document_id: string; schema_type: string };
 }
 
 function documentNotFound(): ApiError {
@@ -51,7 +52,7 @@ export async function getDocument(
   const [row] = isStorableId(encounterId)
     ? await documentDetailRead(db, encounterId, storableDocumentId(documentId), caller.organizationId)
     : [];
-  const found = requireStoredDocument(caller, row);
+  const found = requireStoredDocument(row);
   // The read model stores a detail only for the schema types the API shows.
   if (found.body === null || found.etag === null) {
     throw new ApiError('unsupported_document_type', 'This document type is not available through the API.');
@@ -68,7 +69,7 @@ export async function getTranscript(
   const [row] = isStorableId(encounterId)
     ? await transcriptRead(db, encounterId, storableDocumentId(documentId), caller.organizationId)
     : [];
-  const found = requireStoredDocument(caller, row);
+  const found = requireStoredDocument(row);
   if (found.schema_type !== 'ambient_transcript') throw onlyAmbientTranscripts();
   // Stored only for a finalized transcript.
   if (found.body === null || found.etag === null) {

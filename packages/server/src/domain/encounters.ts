@@ -1,14 +1,8 @@
 /** The encounter routes' rules: listing within the caller's organization, and encounter access. */
 import type { Caller } from '../auth/verifyApiKey.js';
 import type { Db } from '../store/database.js';
-import {
-  classifyEncounter,
-  countEncounters,
-  type EncounterAccess,
-  isStorableId,
-  type ListPage,
-  listEncounterPage,
-} from '../store/encounters.js';
+import { classifyEncounter, type EncounterAccess } from '../store/encounterAccess.js';
+import { countEncounters, isStorableId, type ListPage, listEncounterPage } from '../store/encounters.js';
 import { encounterRead } from '../store/readModel.js';
 import { listEntityTag } from './entityTags.js';
 import { ApiError } from './errors.js';
@@ -68,7 +62,10 @@ export function granted<T>(access: EncounterAccess<T>): T {
 }
 
 export async function getEncounter(db: Db, caller: Caller, encounterId: string): Promise<StoredAnswer> {
-  const [row] = isStorableId(encounterId) ? await encounterRead(db, encounterId) : [];
-  const found = granted(row ? classifyEncounter(row, caller.organizationId, row) : { status: 'absent' });
-  return new StoredAnswer(`{"encounter":${found.summary}}`, found.etag, [found.patient_id]);
+  const [row] = isStorableId(encounterId) ? await encounterRead(db, encounterId, caller.organizationId) : [];
+  const found = granted(row ? classifyEncounter(row, row) : { status: 'absent' });
+  // Found: the caller's listable encounter, whose stored answer the query joined.
+  return new StoredAnswer(`{"encounter":${found.summary}}`, found.etag as string, [
+    found.patient_id as string,
+  ]);
 }

@@ -1,12 +1,13 @@
 /**
- * The audio route's read: the encounter's access class, the document and its recording, in one
- * statement (the detail and transcript routes answer from the read model, store/readModel.ts). Everything but
- * the encounter's organization and demo flag is joined only within the caller's organization and
- * only for a listable encounter, so another organization's data is never read.
+ * The audio route's read: the encounter's access flags, the document and its recording, in one
+ * statement (the detail and transcript routes answer from the read model, store/readModel.ts).
+ * Everything but the flags is joined only within the caller's organization and only for a
+ * listable encounter, so another organization's data is never read.
  */
 import type { Kysely } from 'kysely';
 import type { Db } from './database.js';
-import { classifyEncounter, type EncounterAccess, isStorableId } from './encounters.js';
+import { classifyEncounter, type EncounterAccess, ownFlag } from './encounterAccess.js';
+import { isStorableId } from './encounters.js';
 import { preparedQuery } from './preparedQuery.js';
 import type { Database, DocumentRow, RecordingRow } from './schema.js';
 
@@ -33,37 +34,38 @@ export async function findDocumentAccess(
   const wanted = isStorableId(documentId) ? documentId : '';
   const [row] = await withRecording(db, encounterId, wanted, organizationId);
   if (!row) return { status: 'absent' };
-  const access = classifyEncounter(
-    { organization_id: row.e_organization_id, demo_training: row.e_demo_training },
-    organizationId,
-    null,
-  );
+  const access = classifyEncounter(row, null);
   if (access.status !== 'found') return access;
   return {
     status: 'found',
     encounter: {
-      patientId: row.e_patient_id as string,
+      patientId: row.c_patient_id as string,
       document: documentOf(row),
       recording: recordingOf(row),
     },
   };
 }
 
+/** Any organization's encounter `e` for its flags; `c`, the same when it is the caller's and listable. */
 function documentJoin(db: Kysely<Database>, encounterId: string, documentId: string, organizationId: string) {
   return db
     .selectFrom('encounters as e')
+    .leftJoin('encounters as c', (join) =>
+      join
+        .onRef('c.id', '=', 'e.id')
+        .on('c.organization_id', '=', organizationId)
+        .on('c.demo_training', '=', 0),
+    )
     .leftJoin('documents as d', (join) =>
       join
         .on('d.id', '=', documentId)
-        .onRef('d.encounter_id', '=', 'e.id')
-        .on('d.organization_id', '=', organizationId)
-        .on('e.organization_id', '=', organizationId)
-        .on('e.demo_training', '=', 0),
+        .onRef('d.encounter_id', '=', 'c.id')
+        .on('d.organization_id', '=', organizationId),
     )
     .select([
-      'e.organization_id as e_organization_id',
-      'e.demo_training as e_demo_training',
-      'e.patient_id as e_patient_id',
+      ownFlag('e.organization_id', organizationId).as('own'),
+      'e.demo_training as demo_training',
+      'c.patient_id as c_patient_id',
       'd.id as d_id',
       'd.encounter_id as d_encounter_id',
       'd.organization_id as d_organization_id',

@@ -34,24 +34,6 @@ export interface EncounterView {
   documents: DocumentSummaryRow[];
 }
 
-/** What an encounter ID is to the caller. Only `found` carries data. */
-export type EncounterAccess<T = EncounterRow> =
-  | { status: 'found'; encounter: T }
-  | { status: 'absent' }
-  | { status: 'other_organization' }
-  | { status: 'demo_training' };
-
-/** The access class of an encounter row for the caller; `data` is carried when it is found. */
-export function classifyEncounter<T>(
-  row: Pick<EncounterRow, 'organization_id' | 'demo_training'>,
-  organizationId: string,
-  data: T,
-): EncounterAccess<T> {
-  if (row.organization_id !== organizationId) return { status: 'other_organization' };
-  if (row.demo_training === 1) return { status: 'demo_training' };
-  return { status: 'found', encounter: data };
-}
-
 export interface ListPage {
   window: CreatedWindow;
   sort: SortOrder;

@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import { PUBLIC_SCHEMA_TYPES } from '../contract/documentTypes.js';
 import { chunks } from './clinicalWrites.js';
 import { type Db, sqliteHandleOf } from './database.js';
+import { ownFlag } from './encounterAccess.js';
 import { preparedQuery } from './preparedQuery.js';
 import type {
   Database,
@@ -311,36 +312,44 @@ export async function documentIdsAfter(
 // ---------------------------------------------------------------------------------------------
 // The routes' reads: one statement each.
 
-export const encounterRead = preparedQuery((db, encounterId: string) =>
-  db
-    .selectFrom('encounter_reads')
-    .select(['organization_id', 'demo_training', 'patient_id', 'summary', 'etag'])
-    .where('encounter_id', '=', encounterId),
-);
-
 /**
- * The encounter's access columns and, only when it is the caller's and listable, the document
- * asked for (under that encounter): another organization's stored answer is never read.
+ * Any organization's encounter `e`, read for its access flags only, and `c`, the same encounter's
+ * stored answer joined only when it is the caller's and listable: everything a route answers with
+ * comes from `c` (or is joined through it), so another organization's answer is never read. On
+ * SQLite `c` is found by its whole primary key (organization, demo flag, created_at, ID).
  */
-function documentReadJoin(db: Db, encounterId: string, documentId: string, organizationId: string) {
+function callerEncounterRead(db: Db, encounterId: string, organizationId: string) {
   return db
     .selectFrom('encounter_reads as e')
+    .leftJoin('encounter_reads as c', (join) =>
+      join
+        .on('c.organization_id', '=', organizationId)
+        .on('c.demo_training', '=', 0)
+        .onRef('c.created_at', '=', 'e.created_at')
+        .onRef('c.encounter_id', '=', 'e.encounter_id'),
+    )
+    .select([ownFlag('e.organization_id', organizationId).as('own'), 'e.demo_training as demo_training'])
+    .where('e.encounter_id', '=', encounterId);
+}
+
+export const encounterRead = preparedQuery((db, encounterId: string, organizationId: string) =>
+  callerEncounterRead(db, encounterId, organizationId).select([
+    'c.patient_id as patient_id',
+    'c.summary as summary',
+    'c.etag as etag',
+  ]),
+);
+
+/** The encounter's access flags and, when it is the caller's, the document asked for under it. */
+function documentReadJoin(db: Db, encounterId: string, documentId: string, organizationId: string) {
+  return callerEncounterRead(db, encounterId, organizationId)
     .leftJoin('document_reads as d', (join) =>
       join
         .on('d.document_id', '=', documentId)
-        .onRef('d.encounter_id', '=', 'e.encounter_id')
-        .on('d.organization_id', '=', organizationId)
-        .on('e.organization_id', '=', organizationId)
-        .on('e.demo_training', '=', 0),
+        .onRef('d.encounter_id', '=', 'c.encounter_id')
+        .on('d.organization_id', '=', organizationId),
     )
-    .select([
-      'e.organization_id as organization_id',
-      'e.demo_training as demo_training',
-      'e.patient_id as patient_id',
-      'd.document_id as document_id',
-      'd.schema_type as schema_type',
-    ])
-    .where('e.encounter_id', '=', encounterId);
+    .select(['c.patient_id as patient_id', 'd.document_id as document_id', 'd.schema_type as schema_type']);
 }
 
 export const documentDetailRead = preparedQuery(

@@ -1,0 +1,40 @@
+/**
+ * Whether the caller may see an encounter, decided from flags the query computes with the
+ * caller's organization: another organization's encounter is read for those flags only, never for
+ * its patient or its documents (those are joined under the caller's organization).
+ */
+import { type RawBuilder, sql } from 'kysely';
+import type { EncounterRow } from './schema.js';
+
+/** What an encounter ID is to the caller. Only `found` carries data. */
+export type EncounterAccess<T = EncounterRow> =
+  | { status: 'found'; encounter: T }
+  | { status: 'absent' }
+  | { status: 'other_organization' }
+  | { status: 'demo_training' };
+
+/**
+ * What the 403/404 classification may read of any organization's encounter: whether it is the
+ * caller's (computed in the query from the caller's organization) and its demo flag. Nothing
+ * else of another organization's encounter is ever selected.
+ */
+export interface AccessFlags {
+  /** 1 when the encounter belongs to the caller's organization, else 0. */
+  own: number;
+  demo_training: number;
+}
+
+/**
+ * The access class of an encounter for the caller, from its flags (the contract's order: another
+ * organization's first, then demo/training); `data` is carried when it is found.
+ */
+export function classifyEncounter<T>(flags: AccessFlags, data: T): EncounterAccess<T> {
+  if (flags.own !== 1) return { status: 'other_organization' };
+  if (flags.demo_training === 1) return { status: 'demo_training' };
+  return { status: 'found', encounter: data };
+}
+
+/** The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. */
+export function ownFlag(column: string, organizationId: string): RawBuilder<number> {
+  return sql<number>`case when ${sql.ref(column)} = ${organizationId} then 1 else 0 end`;
+}
