@@ -5,12 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateToken } from '../../server/src/auth/token.js';
-import { applyReadModelChanges } from '../../server/src/domain/readModel.js';
-import { StorageUnavailableError } from '../../server/src/media/storage.js';
-import { upsertEncounters } from '../../server/src/store/clinicalWrites.js';
-import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { AUDIO_BYTES, buildWorld, type World } from '../../server/test/support/world.js';
+import {
+  AUDIO_BYTES,
+  applyReadModelChanges,
+  buildWorld,
+  generateToken,
+  StorageUnavailableError,
+  startTestServer,
+  type TestServer,
+  upsertEncounters,
+  type World,
+} from '@eds/server/test-kit';
 import {
   AudioLink,
   EdsApiError,

@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REASON_CODES as SERVER_CODES } from '../../server/src/contract/reasons.js';
 import {
+  buildEventBody,
+  REASON_CODES as SERVER_CODES,
   WEBHOOK_EVENT_TYPE as SERVER_TYPE,
   WEBHOOK_API_VERSION as SERVER_VERSION,
+  signedHeaders,
   WEBHOOK_TIMESTAMP_TOLERANCE_SECONDS,
-} from '../../server/src/contract/webhook.js';
-import { buildEventBody } from '../../server/src/webhooks/events.js';
-import { signedHeaders } from '../../server/src/webhooks/signer.js';
+} from '@eds/server/test-kit';
 import { REASON_CODES } from '../src/index.js';
 import {
   DEFAULT_TOLERANCE_SECONDS,

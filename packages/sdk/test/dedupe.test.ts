@@ -47,15 +47,19 @@ describe('WebhookDeduplicator', () => {
   it('concurrent deliveries of one event run the work once', async () => {
     const dedupe = new WebhookDeduplicator();
     let runs = 0;
+    let release: () => void = () => {};
+    // The work is still running while the other deliveries ask: it ends only when they have.
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const work = async () => {
       runs++;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await held;
     };
-    const outcomes = await Promise.all([
-      dedupe.once('evt_1', work),
-      dedupe.once('evt_1', work),
-      dedupe.once('evt_1', work),
-    ]);
+    const pending = [dedupe.once('evt_1', work), dedupe.once('evt_1', work), dedupe.once('evt_1', work)];
+    const duplicates = await Promise.all(pending.slice(1));
+    release();
+    const outcomes = [await pending[0]!, ...duplicates];
     assert.equal(runs, 1);
     assert.equal(outcomes.filter((o) => o.duplicate).length, 2);
   });

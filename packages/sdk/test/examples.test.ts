@@ -12,8 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { buildWorld, type World } from '../../server/test/support/world.js';
+import { buildWorld, startTestServer, type TestServer, type World } from '@eds/server/test-kit';
 import { signWebhook } from '../src/webhooks/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -188,8 +187,15 @@ describe('examples/receiver.ts', () => {
     assert.match(logs, /"turns":2/);
     assert.match(logs, /"audio":"link valid until/);
     assert.equal((await post(delivery('evt_example_1'))).status, 204);
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(logs.match(/"message":"processed"/g)?.length, 1, 'the redelivery was skipped');
+    // A later event processed: the redelivery, answered and handed to the work first, had its
+    // turn before it.
+    assert.equal((await post(delivery('evt_example_1_later'))).status, 204);
+    await waitForLog(/"message":"processed","eventId":"evt_example_1_later"/);
+    assert.equal(
+      logs.match(/"message":"processed","eventId":"evt_example_1"/g)?.length,
+      1,
+      'the redelivery was skipped',
+    );
     assert.ok(!/sig=|signature=|\/media\//.test(logs), 'no signed link in the logs');
   });
 

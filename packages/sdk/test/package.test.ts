@@ -20,8 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { buildWorld, type World } from '../../server/test/support/world.js';
+import { buildWorld, startTestServer, type TestServer, type World } from '@eds/server/test-kit';
 
 const run = promisify(execFile);
 const SDK = resolve(import.meta.dirname, '..');

@@ -1,25 +1,25 @@
 /**
- * The SDK's types against the OpenAPI document the real server serves: for every component
+ * The SDK's types against the OpenAPI document a real `eds demo --serve` process serves: for every component
  * and every route's 200 answer, the same property names, the same required/optional split,
  * the same nullability and JSON kinds, recursively; and the reason-code union equal to the
  * served enum. support/shapes.ts is bound to src/types.ts by the compiler (npm run typecheck).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { REASON_CODES } from '../src/index.js';
+import { type DemoServer, startDemoServer } from './support/demoServer.js';
 import { type Field, ROUTE_SHAPES, SDK_SHAPES, type Shape } from './support/shapes.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is walked generically.
 type Json = any;
 
-let server: TestServer;
+let server: DemoServer;
 let doc: Json;
 before(async () => {
-  server = await startTestServer('sqlite');
+  server = await startDemoServer();
   doc = await (await fetch(`${server.url}/openapi/v1/openapi.json`)).json();
 });
-after(() => server.close());
+after(() => server.stop());
 
 function resolve(schema: Json): Json {
   let s = schema;

@@ -8,9 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { redeliverEvent } from '../../server/src/webhooks/deliveryOps.js';
-import { startDeliveryWorker } from '../../server/src/webhooks/worker.js';
-import { createHarness, type Harness } from '../../server/test/webhooks/support/harness.js';
+import { createHarness, type Harness, redeliverEvent, startDeliveryWorker } from '@eds/server/test-kit';
 import {
   createNodeWebhookHandler,
   type NodeWebhookHandlerOptions,
@@ -18,6 +16,7 @@ import {
   WebhookDeduplicator,
   WebhookVerificationError,
 } from '../src/webhooks/index.js';
+import { observedClaims } from './support/observedClaims.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -50,10 +49,11 @@ describe('SDK receiver ← real delivery worker', () => {
   it('verifies real deliveries, and a redelivery is acknowledged but not processed twice', async () => {
     const h = await harness();
     const state = { events: [] as VerifiedWebhook[], errors: [] as unknown[] };
+    const claims = observedClaims();
     const { url, attach } = await receiver();
     attach({
       secret: (await h.subscribe(url)).secret,
-      dedupe: new WebhookDeduplicator(),
+      dedupe: new WebhookDeduplicator({ store: claims.store }),
       onEvent: (webhook) => {
         state.events.push(webhook);
       },
@@ -74,7 +74,8 @@ describe('SDK receiver ← real delivery worker', () => {
     await redeliverEvent(h.services, eventId!);
     await waitUntil(async () => (await h.deliveries(eventId!))[0]?.attempt_count === 2, 'redelivered');
     await h.waitForStatus(eventId!, 'succeeded');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await claims.until(2);
+    assert.deepEqual(claims.decided, [true, false], 'the redelivery was acknowledged, then skipped');
     assert.equal(state.events.length, 1, 'the same event id is processed once');
     assert.deepEqual(state.errors, []);
   });

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { freePort } from '../support/processes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createTestStore } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
 import { buildWorld, pathFor, type World } from '../support/world.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
@@ -93,7 +94,15 @@ test('error: a connection lost while a transaction holds it fails that transacti
       const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(tx);
       // The backend goes away while this transaction holds its client, idle between statements.
       await admin((c) => c.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]));
-      await new Promise((r) => setTimeout(r, 200));
+      // pg_terminate_backend only signals: wait until the backend is gone.
+      await waitFor(
+        () =>
+          admin(async (c) => {
+            const left = await c.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0]!.pid]);
+            return left.rowCount === 0;
+          }),
+        'the backend to exit',
+      );
       await sql`SELECT 1`.execute(tx);
     });
     await assert.rejects(transaction);

@@ -55,8 +55,9 @@ forEachStore('prepared queries', (kind) => {
       store.db.transaction().execute(async (tx) => {
         await tx.insertInto('organizations').values(organization('org_uncommitted')).execute();
         read = organizationById(store.db, 'org_uncommitted');
-        // Let the read run if it could run now (it must not, on the transaction's connection).
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        // Another statement on the transaction: a read that could run now has run by its end (it
+        // must not, on the transaction's connection).
+        await tx.selectFrom('organizations').select('id').execute();
         throw new Error('roll back');
       }),
       /roll back/,

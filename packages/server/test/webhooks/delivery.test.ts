@@ -7,7 +7,8 @@ import { activateSubscription, changeEndpoint, revokeReadiness } from '../../src
 import { startDeliveryWorker } from '../../src/webhooks/worker.js';
 import { histogramCountAndSum } from '../support/metrics.js';
 import { forEachStore } from '../support/stores.js';
-import { attemptsOf, createHarness, type Harness, sleep } from './support/harness.js';
+import { waitFor } from '../support/waitFor.js';
+import { attemptsOf, createHarness, type Harness } from './support/harness.js';
 import { startReceiver } from './support/receiver.js';
 import { CONTRACT_BODY_KEYS } from './support/verifier.js';
 
@@ -53,8 +54,8 @@ forEachStore('webhook delivery worker', (kind) => {
     cleanups.push(() => w.stop());
     return w;
   };
-  /** A fresh organization with an eligible subscription to a new receiver. */
-  const setup = async (services?: Services) => {
+  /** A fresh organization with an eligible subscription to a new receiver (and a worker, unless null). */
+  const setup = async (services: Services | null = h.services) => {
     const org = await h.fixtures.organization();
     const secret = { value: '' };
     const receiver = await receiverFor(secret);
@@ -117,10 +118,10 @@ forEachStore('webhook delivery worker', (kind) => {
       await changeEndpoint(h.services, changed.id, `${receiver.url}?v=2`);
       let w = startDeliveryWorker(h.services);
       const [first] = await h.finalize(1, org);
-      await sleep(400);
-      assert.equal(receiver.received.length, 0);
+      // No delivery is written for a closed gate, so there is nothing the worker could send.
       assert.deepEqual(await h.deliveries(first), []);
       await w.stop();
+      assert.equal(receiver.received.length, 0);
 
       // Eligible when the event is written, but changed before the worker sends: left pending.
       const late = await h.subscribe(receiver.url, { org });
@@ -128,18 +129,24 @@ forEachStore('webhook delivery worker', (kind) => {
       const [second] = await h.finalize(1, org);
       assert.equal((await h.deliveries(second)).length, 1);
       await changeEndpoint(h.services, late.id, `${receiver.url}?v=3`);
+      // Another organization's delivery, due after this one: once the worker has sent it, its
+      // claims have passed over this one.
+      const control = await setup(null);
+      const [controlEvent] = await h.finalize(1, control.org);
       w = startDeliveryWorker(h.services);
-      await sleep(400);
+      await h.waitForStatus(controlEvent!, 'succeeded');
       await w.stop();
       assert.equal(receiver.received.length, 0);
-      assert.equal((await h.deliveries(second))[0]?.status, 'pending');
+      const [givenBack] = await h.deliveries(second);
+      assert.equal(givenBack?.status, 'pending');
 
-      // Re-activated, but the deployment switch is off in the worker's process: still nothing.
+      // Re-activated, but the deployment switch is off in the worker's process: still nothing,
+      // and the delivery is not even claimed.
       await activateSubscription(h.services, late.id, { routes: ['transcript'], by: 'A', reference: 'R' });
       w = startDeliveryWorker(h.withEnv({ EDS_WEBHOOKS_ENABLED: 'false' }));
-      await sleep(400);
       await w.stop();
       assert.equal(receiver.received.length, 0);
+      assert.deepEqual(await h.deliveries(second), [givenBack]);
 
       // Every gate holds again: the pending delivery goes out, to the new revision's URL.
       worker();
@@ -194,8 +201,8 @@ forEachStore('webhook delivery worker', (kind) => {
       });
       const events = await h.finalize(statuses.length, org);
       for (const [i, e] of events.entries()) byEvent.set(e, statuses[i]!);
+      // Failed is final: every attempt was received before its delivery was marked so.
       for (const e of events) await h.waitForStatus(e, 'failed');
-      await sleep(300);
       assert.equal(receiver.received.length, statuses.length);
       assert.ok(receiver.received.every((r) => r.path === '/hooks/eds'));
       for (const [i, e] of events.entries()) {
@@ -254,10 +261,7 @@ forEachStore('webhook delivery worker', (kind) => {
       worker(roomy);
       const [refused] = await h.finalize(1, org2, roomy);
       const [row] = await h.deliveries(refused);
-      for (let i = 0; (await attemptsOf(h.services, row!.id)).length < 2; i++) {
-        assert.ok(i < 200, 'two refused attempts');
-        await sleep(10);
-      }
+      await waitFor(async () => (await attemptsOf(h.services, row!.id)).length >= 2, 'two refused attempts');
       // The receiver comes back on the same port, as after an outage.
       const back = await startReceiver(() => sub.secret, { path: '/late', port });
       cleanups.push(() => back.close());
@@ -327,7 +331,10 @@ forEachStore('webhook delivery worker', (kind) => {
       const out = await revokeReadiness(h.services, sub.id);
       assert.equal(out.subscription_id, sub.id);
       assert.equal(out.cancelled, 3);
-      await sleep(600);
+      await waitFor(
+        async () => (await attemptsOf(h.services, inFlight.id)).length === 1,
+        'the attempt on the wire to be recorded',
+      );
       const after = (await h.deliveries()).filter((r) => events.includes(r.event_id));
       assert.deepEqual(
         after.map((r) => r.status),

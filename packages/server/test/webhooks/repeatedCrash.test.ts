@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { forEachStore } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
 import { createHarness, type Harness, webhookEnv } from './support/harness.js';
 import { startReceiver } from './support/receiver.js';
 
@@ -47,8 +48,10 @@ forEachStore('webhook worker killed repeatedly', (kind) => {
       for (let round = 0; round < 4; round++) {
         const worker = startWorker();
         for (let burst = 0; burst < 3; burst++) {
+          const seen = receiver.received.length;
           events.push(...(await h.finalize(4)));
-          await new Promise((r) => setTimeout(r, 250));
+          // The worker is sending (answers take 150 ms): the next burst or the kill lands mid-delivery.
+          await waitFor(() => receiver.received.length > seen, 'the worker to be sending');
         }
         worker.kill('SIGKILL');
         await once(worker, 'exit');
