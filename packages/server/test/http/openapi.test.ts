@@ -99,8 +99,14 @@ test('happy: every route documents 503 service_unavailable; no route documents a
     const responses = doc.paths[openApiPath(route.path)].get.responses;
     const enums: string[] = Object.values(responses).flatMap(
       (r) =>
-        (r as { content?: Record<string, { schema: { properties: { reason_code: { enum: string[] } } } }> })
-          .content?.['application/problem+json']?.schema.properties.reason_code.enum ?? [],
+        (
+          r as {
+            content?: Record<
+              string,
+              { schema: { allOf: { properties: { reason_code: { enum: string[] } } }[] } }
+            >;
+          }
+        ).content?.['application/problem+json']?.schema.allOf[1]!.properties.reason_code.enum ?? [],
     );
     assert.ok(enums.includes('service_unavailable'), route.id);
     for (const code of enums)
