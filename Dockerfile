@@ -15,7 +15,8 @@ COPY packages/server/package.json packages/server/
 # The SDK workspace builds itself on install (its `prepare`), so its sources come first.
 COPY packages/sdk packages/sdk
 RUN npm ci --no-fund --no-audit
-COPY tsconfig.base.json ./
+# The changelog is served as a guide at /docs/guides/changelog.
+COPY tsconfig.base.json CHANGELOG.md ./
 COPY packages/server packages/server
 RUN npm run build -w packages/server && npm prune --omit=dev --no-fund --no-audit
 

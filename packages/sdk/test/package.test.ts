@@ -2,7 +2,8 @@
  * The SDK as a partner gets it: `npm pack` of the build, then the tarball installed into empty projects with
  * no network and an empty npm cache (so it must need nothing downloaded), then a plain
  * JavaScript ES module, a CommonJS script and a strict TypeScript project (type-checked under
- * `nodenext` and `bundler` resolution, without skipLibCheck, then run) call a real server.
+ * `nodenext` and `bundler` resolution, without skipLibCheck, then run) call a real server. A
+ * strict project without @types/node type-checks against the published declarations too.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -67,7 +68,7 @@ before(async () => {
   assert.ok(info);
   tarball = join(dir, info.filename);
   packed = info.files.map((f) => f.path).sort();
-  for (const project of ['js', 'ts']) {
+  for (const project of ['js', 'ts', 'ts-without-node']) {
     const root = join(dir, project);
     mkdirSync(root);
     writeFileSync(
@@ -186,5 +187,28 @@ describe(`the packed SDK, its consumers on Node.js ${CONSUMER_VERSION}`, () => {
       });
     }
     assert.deepEqual(await consume('out/consumer.js', root), await expected());
+  });
+
+  it('type-checks in a strict TypeScript project without @types/node, the webhook adapters included', async () => {
+    const root = join(dir, 'ts-without-node');
+    const consumer = 'consumer-without-node-types.ts';
+    copyFileSync(join(CONSUMERS, consumer), join(root, consumer));
+    assert.ok(!existsSync(join(root, 'node_modules/@types/node')), 'no Node types in this project');
+    const compilerOptions = {
+      target: 'ES2022',
+      lib: ['ES2023', 'DOM'],
+      types: [],
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      skipLibCheck: false,
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      noEmit: true,
+    };
+    writeFileSync(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [consumer] }));
+    await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: root }).catch((error) => {
+      assert.fail(`${error.stdout}${error.stderr}`);
+    });
   });
 });

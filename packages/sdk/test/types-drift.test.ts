@@ -38,7 +38,9 @@ function served(schemaIn: Json, optional = false): Field {
   let schema = resolve(schemaIn);
   let nullable = false;
   const variants: Json[] | undefined = schema.anyOf ?? schema.oneOf;
-  if (variants) {
+  if (variants?.every((v) => resolve(v).type === 'object')) {
+    schema = mergedObject(variants.map(resolve));
+  } else if (variants) {
     const resolved = variants.map(resolve);
     nullable = resolved.some((v) => v.type === 'null');
     const rest = resolved.filter((v) => v.type !== 'null');
@@ -60,6 +62,18 @@ function served(schemaIn: Json, optional = false): Field {
   }
   if (kind === 'array') field.items = served(schema.items);
   return field;
+}
+
+/**
+ * Variants told apart by a field (the document detail) seen as one object: every property of
+ * any variant, required only where every variant requires it.
+ */
+function mergedObject(variants: Json[]): Json {
+  const properties = Object.assign({}, ...variants.map((v) => v.properties));
+  const required = Object.keys(properties).filter((key) =>
+    variants.every((v) => (v.required ?? []).includes(key)),
+  );
+  return { type: 'object', properties, required };
 }
 
 function differences(path: string, sdk: Field, api: Field, out: string[]): string[] {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { type Deprecations, parseDeprecations } from './deprecations.js';
 
 export type DatabaseConfig =
   | { readonly dialect: 'sqlite'; readonly path: string }
@@ -94,6 +95,8 @@ export interface Config {
   readonly rateLimits: RateLimitConfig;
   /** Proxies (addresses or CIDRs) whose X-Forwarded-For is believed; empty: the socket's address. */
   readonly trustProxy: readonly string[];
+  /** Routes announced for retirement, by operation ID (`EDS_DEPRECATIONS`). */
+  readonly deprecations: Deprecations;
 }
 
 /** decisions.md, Rate limits. A rate of 0 turns that limit off. */
@@ -208,6 +211,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       holdRefusalMaxMs: read.int('EDS_RATE_LIMIT_HOLD_MS', 1000, 0, 60_000),
     },
     trustProxy: parseTrustProxy(read),
+    deprecations: readDeprecations(read),
   };
   read.throwIfInvalid();
   return config;
@@ -273,6 +277,14 @@ function parseTrustProxy(read: EnvReader): readonly string[] {
   });
   if (bad.length > 0) read.fail('EDS_TRUST_PROXY', 'must be a comma-separated list of IP addresses or CIDRs');
   return entries;
+}
+
+function readDeprecations(read: EnvReader): Deprecations {
+  const raw = read.string('EDS_DEPRECATIONS');
+  if (raw === undefined) return {};
+  const { value, problems } = parseDeprecations(raw);
+  for (const problem of problems) read.fail('EDS_DEPRECATIONS', problem);
+  return value;
 }
 
 const SECRET_NAMES = {

@@ -11,6 +11,7 @@ export {
   readRawBody,
   verifyNodeRequest,
 } from './adapters/node.js';
+export type { IncomingMessageLike, RawBytes, ServerResponseLike } from './adapters/nodeLike.js';
 export {
   type DedupeOutcome,
   type DedupeStore,

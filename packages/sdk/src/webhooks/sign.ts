@@ -26,7 +26,7 @@ export function signWebhook(options: SignWebhookOptions): SignedWebhook {
   const rawBody = options.rawBody ?? JSON.stringify(options.event);
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
   const names = headerNames(options.headerPrefix ?? DEFAULT_HEADER_PREFIX);
-  const digest = computeSignature(options.secret, timestamp, rawBody).toString('hex');
+  const digest = Buffer.from(computeSignature(options.secret, timestamp, rawBody)).toString('hex');
   return {
     rawBody,
     headers: {

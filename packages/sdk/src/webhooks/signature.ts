@@ -9,7 +9,7 @@ export type RawBody = string | Uint8Array;
 
 export const SIGNATURE_VERSION = 'v1';
 
-export function computeSignature(secret: string, timestamp: string, rawBody: RawBody): Buffer {
+export function computeSignature(secret: string, timestamp: string, rawBody: RawBody): Uint8Array {
   if (typeof secret !== 'string' || secret === '')
     throw new TypeError('The webhook signing secret is required.');
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;

@@ -126,7 +126,33 @@ const documentDetail = shape<DocumentDetail>({
   },
 });
 
+/** The served document detail's two variants, told apart by schema_type. */
+const { content: _content, ...documentMetadata } = documentDetail;
+const noteDetail = shape<Required<DocumentDetail>>({
+  ...(documentMetadata as ShapeOf<Omit<DocumentDetail, 'content'>>),
+  content: { ...(documentDetail.content as ShapeOf<Required<DocumentDetail>>['content']), optional: false },
+});
+const ambientTranscriptDetail = shape<Omit<DocumentDetail, 'content'>>(
+  documentMetadata as ShapeOf<Omit<DocumentDetail, 'content'>>,
+);
+
 const transcriptTurn = shape<TranscriptTurn>({ speaker: str, start: num, end: num, text: str });
+
+const transcriptContent = shape<Transcript['transcript']>({
+  provider: str,
+  audio_duration_seconds: num,
+  turns: {
+    kind: 'array',
+    nullable: false,
+    optional: false,
+    items: {
+      kind: 'object',
+      nullable: false,
+      optional: false,
+      shape: transcriptTurn as ShapeOf<TranscriptTurn>,
+    },
+  },
+});
 
 const transcript = shape<Transcript>({
   encounter_id: str,
@@ -135,21 +161,7 @@ const transcript = shape<Transcript>({
     kind: 'object',
     nullable: false,
     optional: false,
-    shape: {
-      provider: str,
-      audio_duration_seconds: num,
-      turns: {
-        kind: 'array',
-        nullable: false,
-        optional: false,
-        items: {
-          kind: 'object',
-          nullable: false,
-          optional: false,
-          shape: transcriptTurn as ShapeOf<TranscriptTurn>,
-        },
-      },
-    },
+    shape: transcriptContent as ShapeOf<Transcript['transcript']>,
   },
 });
 
@@ -166,6 +178,8 @@ const problem = shape<Problem>({
   field: strOrNull,
 });
 
+const webhookEventResources = shape<WebhookEvent['resources']>({ encounter_id: str, document_id: str });
+
 const webhookEvent = shape<WebhookEvent>({
   id: str,
   type: str,
@@ -176,7 +190,7 @@ const webhookEvent = shape<WebhookEvent>({
     kind: 'object',
     nullable: false,
     optional: false,
-    shape: { encounter_id: str, document_id: str },
+    shape: webhookEventResources as ShapeOf<WebhookEvent['resources']>,
   },
 });
 
@@ -192,12 +206,16 @@ export const SDK_SHAPES: Record<string, Shape> = {
   EncounterList: encounterList,
   EncounterEnvelope: wrap('encounter', encounter),
   DocumentContent: documentContent,
+  NoteDetail: noteDetail,
+  AmbientTranscriptDetail: ambientTranscriptDetail,
   DocumentDetail: documentDetail,
   DocumentEnvelope: wrap('document', documentDetail),
   TranscriptTurn: transcriptTurn,
+  TranscriptContent: transcriptContent,
   Transcript: transcript,
   AudioLink: audioLink,
   Problem: problem,
+  WebhookEventResources: webhookEventResources,
   WebhookEvent: webhookEvent,
 };
 

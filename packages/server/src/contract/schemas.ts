@@ -1,7 +1,9 @@
 /**
  * The contract's resource tables as JSON Schema (TypeBox). These schemas serialize every
  * response (so no field outside the contract can leak out), and the OpenAPI document is
- * generated from them. Nullable fields are `anyOf [T, null]` and always present.
+ * generated from them. Nullable fields are `anyOf [T, null]` and always present. A schema used
+ * inside another is referenced by name (`$ref`), so the document's components are the classes a
+ * client generator makes, and closed sets of values are enums.
  */
 import Type, { type Static, type TSchema } from 'typebox';
 import { LIST_QUERY, type SortOrder } from './listQuery.js';
@@ -9,6 +11,17 @@ import { REASON_CODES, type ReasonCode } from './reasons.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const strict = { additionalProperties: false } as const;
+
+/** A use of a named schema (registered as `$id` = its name), typed as that schema. */
+const Ref = <T extends TSchema>(name: string, _schema: T) => Type.Unsafe<Static<T>>({ $ref: `${name}#` });
+
+/** A closed set of strings: an enum in the document and a union type in TypeScript. */
+const Enum = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+
+/** The schema types the routes serve (others are stored, never listed, and refused by ID). */
+export const SCHEMA_TYPES = ['document', 'ambient_transcript'] as const;
+export type SchemaType = (typeof SCHEMA_TYPES)[number];
 
 const Id = (description: string) => Type.String({ description });
 const DateTime = (description: string) =>
@@ -27,7 +40,7 @@ export const Patient = Type.Object(
 export const DocumentSummary = Type.Object(
   {
     document_id: Id('Opaque document ID.'),
-    schema_type: Type.String({ description: 'document or ambient_transcript.' }),
+    schema_type: Enum(SCHEMA_TYPES),
     title: Type.String(),
     status: Nullable(Type.String({ description: 'null for document; e.g. completed.' })),
     workflow_variant: Nullable(Type.String({ description: 'null for document; e.g. ambient.' })),
@@ -45,15 +58,15 @@ export const Encounter = Type.Object(
     created_at: DateTime('Creation time'),
     updated_at: DateTime('Last update time'),
     date_of_service: DateTime('Date of service'),
-    patient: Patient,
-    documents: Type.Array(DocumentSummary),
+    patient: Ref('Patient', Patient),
+    documents: Type.Array(Ref('DocumentSummary', DocumentSummary)),
   },
   { ...strict },
 );
 
 export const EncounterList = Type.Object(
   {
-    items: Type.Array(Encounter),
+    items: Type.Array(Ref('Encounter', Encounter)),
     limit: Type.Integer({ description: 'The limit applied.' }),
     offset: Type.Integer({ description: 'The offset applied.' }),
     total: Type.Integer({ description: 'Number of matching encounters.' }),
@@ -61,35 +74,64 @@ export const EncounterList = Type.Object(
   { ...strict },
 );
 
-export const EncounterEnvelope = Type.Object({ encounter: Encounter }, { ...strict });
+export const EncounterEnvelope = Type.Object({ encounter: Ref('Encounter', Encounter) }, { ...strict });
 
 export const DocumentContent = Type.Object(
   {
-    format: Type.String({ description: 'markdown' }),
+    format: Enum(['markdown']),
     text: Type.String({ description: 'Clinical markdown.' }),
   },
   { ...strict },
 );
 
-export const DocumentDetail = Type.Object(
+const documentDetailFields = {
+  document_id: Id('Opaque document ID.'),
+  encounter_id: Id('Opaque encounter ID.'),
+  title: Type.String(),
+  status: Nullable(Type.String()),
+  workflow_variant: Nullable(Type.String()),
+  created_at: DateTime('Creation time'),
+  updated_at: DateTime('Last update time'),
+};
+
+/** A `document`: clinical markdown in `content`. */
+export const NoteDetail = Type.Object(
   {
-    document_id: Id('Opaque document ID.'),
-    encounter_id: Id('Opaque encounter ID.'),
-    schema_type: Type.String({ description: 'document or ambient_transcript.' }),
-    title: Type.String(),
-    status: Nullable(Type.String()),
-    workflow_variant: Nullable(Type.String()),
-    created_at: DateTime('Creation time'),
-    updated_at: DateTime('Last update time'),
-    content: Type.Optional(DocumentContent),
+    ...documentDetailFields,
+    schema_type: Enum(['document']),
+    content: Ref('DocumentContent', DocumentContent),
   },
+  { ...strict, description: 'A document of schema_type document, with its markdown content.' },
+);
+
+/** An `ambient_transcript`: metadata only, no `content` (its turns come from the transcript route). */
+export const AmbientTranscriptDetail = Type.Object(
+  { ...documentDetailFields, schema_type: Enum(['ambient_transcript']) },
   {
     ...strict,
+    description: 'A document of schema_type ambient_transcript: metadata only, no content field.',
+  },
+);
+
+/** One of the two, told apart by `schema_type`. */
+export const DocumentDetail = Type.Unsafe<Static<typeof NoteDetail> | Static<typeof AmbientTranscriptDetail>>(
+  {
+    oneOf: [Ref('NoteDetail', NoteDetail), Ref('AmbientTranscriptDetail', AmbientTranscriptDetail)],
+    discriminator: {
+      propertyName: 'schema_type',
+      mapping: {
+        document: '#/components/schemas/NoteDetail',
+        ambient_transcript: '#/components/schemas/AmbientTranscriptDetail',
+      },
+    },
     description: 'content is present for schema_type document and absent for ambient_transcript.',
   },
 );
 
-export const DocumentEnvelope = Type.Object({ document: DocumentDetail }, { ...strict });
+export const DocumentEnvelope = Type.Object(
+  { document: Ref('DocumentDetail', DocumentDetail) },
+  { ...strict },
+);
 
 export const TranscriptTurn = Type.Object(
   {
@@ -101,18 +143,20 @@ export const TranscriptTurn = Type.Object(
   { ...strict },
 );
 
+export const TranscriptContent = Type.Object(
+  {
+    provider: Type.String({ description: 'Name of the speech provider.' }),
+    audio_duration_seconds: Type.Number(),
+    turns: Type.Array(Ref('TranscriptTurn', TranscriptTurn)),
+  },
+  { ...strict },
+);
+
 export const Transcript = Type.Object(
   {
     encounter_id: Type.String(),
     document_id: Type.String(),
-    transcript: Type.Object(
-      {
-        provider: Type.String({ description: 'Name of the speech provider.' }),
-        audio_duration_seconds: Type.Number(),
-        turns: Type.Array(TranscriptTurn),
-      },
-      strict,
-    ),
+    transcript: Ref('TranscriptContent', TranscriptContent),
   },
   { ...strict },
 );
@@ -210,22 +254,28 @@ export const DocumentParams = Type.Object({
   document_id: Type.String({ description: 'Opaque document ID.' }),
 });
 
+/** What a webhook event points at. */
+export const WebhookEventResources = Type.Object(
+  { encounter_id: Type.String(), document_id: Type.String() },
+  { ...strict },
+);
+
 /** Webhook event body (contract, "Webhook event body"): exactly these keys, nothing else. */
 export const WebhookEvent = Type.Object(
   {
     id: Type.String(),
-    type: Type.Literal('recording.transcript_ready'),
+    type: Enum(['recording.transcript_ready']),
     api_version: Type.String(),
     occurred_at: Type.String({ format: 'date-time' }),
     organization_id: Type.String(),
-    resources: Type.Object({ encounter_id: Type.String(), document_id: Type.String() }, strict),
+    resources: Ref('WebhookEventResources', WebhookEventResources),
   },
   { ...strict },
 );
 
 /**
  * Named schemas, registered once with Fastify (`$id` = the name) so responses and the OpenAPI
- * document share them as components. Nested schemas are inlined where used.
+ * document share them as components. A schema used inside another is referenced by its name.
  */
 export const NAMED_SCHEMAS = {
   Patient,
@@ -234,12 +284,16 @@ export const NAMED_SCHEMAS = {
   EncounterList,
   EncounterEnvelope,
   DocumentContent,
+  NoteDetail,
+  AmbientTranscriptDetail,
   DocumentDetail,
   DocumentEnvelope,
   TranscriptTurn,
+  TranscriptContent,
   Transcript,
   AudioLink,
   Problem,
+  WebhookEventResources,
   WebhookEvent,
 } as const;
 export type SchemaName = keyof typeof NAMED_SCHEMAS;

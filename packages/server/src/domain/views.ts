@@ -3,6 +3,7 @@ import type {
   DocumentDetailBody,
   DocumentSummaryBody,
   EncounterBody,
+  SchemaType,
   TranscriptBody,
 } from '../contract/schemas.js';
 import type { DocumentSummaryRow, EncounterView } from '../store/encounters.js';
@@ -13,7 +14,8 @@ export function toDocumentSummary(row: DocumentSummaryRow): DocumentSummaryBody 
   const isDocument = row.schema_type === 'document';
   return {
     document_id: row.id,
-    schema_type: row.schema_type,
+    // Summaries are read for the served schema types only (store/encounters.ts).
+    schema_type: row.schema_type as SchemaType,
     title: row.title,
     status: isDocument ? null : row.status,
     workflow_variant: isDocument ? null : row.workflow_variant,
@@ -42,7 +44,7 @@ export function toEncounterBody({ encounter, patient, documents }: EncounterView
 
 export function toDocumentDetail(row: DocumentRow): DocumentDetailBody {
   const isDocument = row.schema_type === 'document';
-  const body: DocumentDetailBody = {
+  const metadata = {
     document_id: row.id,
     encounter_id: row.encounter_id,
     schema_type: row.schema_type,
@@ -53,8 +55,13 @@ export function toDocumentDetail(row: DocumentRow): DocumentDetailBody {
     updated_at: toIso(row.updated_at),
   };
   // Only a `document` carries content; an ambient transcript's detail is metadata only.
-  if (isDocument) body.content = { format: row.content_format ?? 'markdown', text: row.content_text ?? '' };
-  return body;
+  if (!isDocument) return { ...metadata, schema_type: 'ambient_transcript' };
+  return {
+    ...metadata,
+    schema_type: 'document',
+    // The importer takes markdown only, so the stored format is the schema's one value.
+    content: { format: (row.content_format ?? 'markdown') as 'markdown', text: row.content_text ?? '' },
+  };
 }
 
 export function toTranscriptBody(document: DocumentRow, transcript: TranscriptRow): TranscriptBody {

@@ -1,7 +1,8 @@
 /**
- * The API reference at /docs: Scalar's renderer over the served OpenAPI document, its script
- * served by this process (no CDN, works offline); and /docs/problems, the reason-code table that
- * every problem's `type` points at, generated from contract/reasons.ts.
+ * The API reference at /docs/reference/: Scalar's renderer over the served OpenAPI document, its
+ * script served by this process (no CDN, works offline); /docs/problems, the reason-code table
+ * that every problem's `type` points at, generated from contract/reasons.ts; and the guides with
+ * the /docs entry page (http/guides.ts).
  *
  * Scalar's plugin holds its 4 MB script in memory (about 25 MB of heap once loaded). An API
  * process that nobody browses should not pay that, so the renderer lives in a small Fastify
@@ -11,6 +12,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { REASON_CODES, REASONS, type ReasonCode } from '../contract/reasons.js';
 import { ApiError } from '../domain/errors.js';
 import { DOCS_ICON_SVG } from './docsIcon.js';
+import { REFERENCE_PATH, REFERENCE_PREFIX, registerGuides } from './guides.js';
 import { OPENAPI_PATH } from './openapi.js';
 
 export const DOCS_PREFIX = '/docs';
@@ -37,7 +39,7 @@ function problemsPage(): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Problem types · Encounter Data Service</title><link rel="icon" type="image/svg+xml" href="${DOCS_ICON_PATH}">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}td,th{padding:.3rem .8rem;text-align:left;border-bottom:1px solid #ddd}:target{background:#fff6bf}</style>
 </head><body><h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a
-<code>reason_code</code>. Branch on <code>reason_code</code>, not on the text. See the <a href="${DOCS_PREFIX}">API reference</a>.</p>
+<code>reason_code</code>. Branch on <code>reason_code</code>, not on the text. See the <a href="${REFERENCE_PATH}">API reference</a>.</p>
 <p>Besides <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, <code>reason_code</code>
 and <code>request_id</code>, every problem carries <code>message</code> (the same sentence as <code>detail</code>) and
 <code>field</code>: the query parameter that decided the code (<code>limit</code>, <code>offset</code>,
@@ -63,7 +65,7 @@ async function buildReferenceApp(): Promise<FastifyInstance> {
   const { default: scalar } = await import('@scalar/fastify-api-reference');
   const reference = Fastify({ logger: false });
   await reference.register(scalar, {
-    routePrefix: DOCS_PREFIX,
+    routePrefix: REFERENCE_PREFIX,
     configuration: {
       url: OPENAPI_PATH,
       pageTitle: 'Encounter Data Service API',
@@ -130,7 +132,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     reply.code(answer.status).headers(answer.headers);
     return answer.payload.length > 0 ? reply.send(answer.payload) : reply.send();
   };
-  for (const url of [DOCS_PREFIX, `${DOCS_PREFIX}/*`]) {
+  for (const url of [REFERENCE_PREFIX, `${REFERENCE_PATH}*`]) {
     app.get(url, { schema: { hide: true }, logLevel: 'silent' }, forward);
   }
   app.addHook('onClose', async () => {
@@ -140,6 +142,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   app.get(DOCS_ICON_PATH, { schema: { hide: true }, logLevel: 'silent' }, async (_request, reply) =>
     reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(DOCS_ICON_SVG),
   );
+  registerGuides(app);
   const page = problemsPage();
   app.get(`${DOCS_PREFIX}/problems`, { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(page),

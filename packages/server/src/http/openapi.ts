@@ -21,7 +21,17 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Encounter Data Service API', version: 'v1', description: DESCRIPTION },
+      info: {
+        title: 'Encounter Data Service API',
+        version: 'v1',
+        description: DESCRIPTION,
+        // The guides, the problem table and the changelog are beside the reference.
+        contact: {
+          name: 'Encounter Data Service partner documentation',
+          url: `${config.publicBaseUrl}/docs`,
+        },
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
       // Relative to where the document is served, so it is right behind any proxy or port.
       servers: [{ url: '/', description: config.production ? 'This deployment' : 'Local deployment' }],
       tags: [

@@ -1,4 +1,42 @@
-/** Response headers the OpenAPI document describes (decisions.md, Rate limits; paging links). */
+/**
+ * Response headers the OpenAPI document describes (decisions.md: Responses, Rate limits, paging
+ * links, Compatibility and deprecation).
+ */
+
+/** On every answer under /external/v1, whatever its status. */
+export const API_RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    type: 'string',
+    description: 'This request’s ID, also the problem body’s `request_id`. Quote it when asking for support.',
+  },
+  'Cache-Control': {
+    type: 'string',
+    enum: ['no-store'],
+    description: 'Answers carry patient data or depend on the key: never stored by caches.',
+  },
+  'X-Content-Type-Options': { type: 'string', enum: ['nosniff'] },
+} as const;
+
+/** On every answer of a route the operator has announced for retirement. */
+export const DEPRECATION_HEADERS = {
+  Deprecation: {
+    type: 'string',
+    description:
+      'Only on a route announced for retirement (RFC 9745): `@<Unix seconds>`, when it was or will be ' +
+      'deprecated. The `Link` field then names the notice with `rel="deprecation"`.',
+  },
+  Sunset: {
+    type: 'string',
+    description:
+      'Only on a route announced for retirement (RFC 8594): the HTTP-date after which it stops ' +
+      'answering, at least 180 days after the announcement.',
+  },
+  Link: {
+    type: 'string',
+    description:
+      'Only on a route announced for retirement: `<notice URL>; rel="deprecation"; type="text/html"`.',
+  },
+} as const;
 
 export const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': {
@@ -28,7 +66,8 @@ export const LINK_HEADER = {
     type: 'string',
     description:
       'RFC 8288 paging links: `rel="next"` when another page exists within the offset limit, ' +
-      '`rel="prev"` when offset > 0, and `rel="first"`; each is this request with only `offset` changed.',
+      '`rel="prev"` when offset > 0, and `rel="first"`; each is this request with only `offset` changed. ' +
+      'On a route announced for retirement, also the notice with `rel="deprecation"`.',
   },
 } as const;
 

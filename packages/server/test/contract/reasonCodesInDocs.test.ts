@@ -27,6 +27,8 @@ const DOCUMENTS = [
   join(ROOT, 'packages', 'sdk', 'README.md'),
   join(ROOT, 'packages', 'server', 'README.md'),
   ...markdownUnder(join(ROOT, 'docs')),
+  ...markdownUnder(join(ROOT, 'packages', 'server', 'guides')),
+  join(ROOT, 'CHANGELOG.md'),
 ].filter((path) => {
   try {
     return statSync(path).isFile();

@@ -5,13 +5,13 @@
  * A screenshot is kept as a test artifact.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { REASON_CODES, REASONS } from '../../src/contract/reasons.js';
+import { launchChromium, SKIP_WITHOUT_CHROMIUM } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
 
 let server: TestServer;
@@ -34,15 +34,15 @@ test('happy: /docs/problems lists every reason code of the table with an anchor,
   assert.match(html, /<code>field<\/code>/);
 });
 
-test('happy: /docs serves the reference and its script from this server (no CDN)', async () => {
-  const html = await (await fetch(`${server.url}/docs`)).text();
+test('happy: /docs/reference/ serves the reference and its script from this server (no CDN)', async () => {
+  const html = await (await fetch(`${server.url}/docs/reference/`)).text();
   assert.doesNotMatch(html, /https?:\/\/(cdn|unpkg|fonts)\./);
-  const script = await fetch(`${server.url}/docs/js/scalar.js`);
+  const script = await fetch(`${server.url}/docs/reference/js/scalar.js`);
   assert.equal(script.status, 200);
 });
 
 test('happy: the reference has an icon, served by this server', async () => {
-  const html = await (await fetch(`${server.url}/docs`)).text();
+  const html = await (await fetch(`${server.url}/docs/reference/`)).text();
   assert.match(
     html,
     /<link[^>]+rel="icon"[^>]+href="\/docs\/favicon.svg"|href="\/docs\/favicon.svg"[^>]+rel="icon"/,
@@ -64,31 +64,18 @@ test("error: a path under /docs that the reference does not serve is the service
 });
 
 test('happy: HEAD on the reference answers the same length as GET, without a body', async () => {
-  const get = await fetch(`${server.url}/docs/js/scalar.js`);
+  const get = await fetch(`${server.url}/docs/reference/js/scalar.js`);
   const body = await get.arrayBuffer();
-  const head = await fetch(`${server.url}/docs/js/scalar.js`, { method: 'HEAD' });
+  const head = await fetch(`${server.url}/docs/reference/js/scalar.js`, { method: 'HEAD' });
   assert.equal(head.status, 200);
   assert.equal(head.headers.get('content-length'), String(body.byteLength));
   assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
 });
 
 test('happy: the reference renders every route and the authentication section in a real browser', {
-  skip: CHROMIUM ? false : 'Debian chromium is not installed (.ci/run installs it)',
+  skip: SKIP_WITHOUT_CHROMIUM,
 }, async () => {
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const consoleErrors: string[] = [];
@@ -108,7 +95,7 @@ test('happy: the reference renders every route and the authentication section in
       external.push(url.origin);
       return route.abort();
     });
-    await page.goto(`${server.url}/docs`, { waitUntil: 'networkidle' });
+    await page.goto(`${server.url}/docs/reference/`, { waitUntil: 'networkidle' });
     await page.waitForSelector('text=List encounters', { timeout: 20_000 });
     const documentsGroup = page.getByRole('button', { name: /Open Group - documents/ });
     if (await documentsGroup.count()) await documentsGroup.first().click();

@@ -33,7 +33,7 @@ test('happy: the document is valid OpenAPI 3.1.0 by an independent validator', a
   assert.ok(result.valid, result.valid ? '' : compileErrors(result));
 });
 
-test('happy: exactly the five contract routes, GET only, bearer security on each', () => {
+test('happy: exactly the five contract routes, GET and HEAD only, bearer security on each', () => {
   assert.deepEqual(Object.keys(doc.paths).sort(), ROUTE_LIST.map((r) => openApiPath(r.path)).sort());
   assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
     type: 'http',
@@ -42,9 +42,10 @@ test('happy: exactly the five contract routes, GET only, bearer security on each
   });
   for (const route of ROUTE_LIST) {
     const item = doc.paths[openApiPath(route.path)];
-    assert.deepEqual(Object.keys(item), ['get'], route.id);
+    assert.deepEqual(Object.keys(item), ['get', 'head'], route.id);
     assert.deepEqual(item.get.security, [{ bearerAuth: [] }]);
     assert.equal(item.get.operationId, route.id);
+    assert.equal(item.head.operationId, `${route.id}Head`);
     for (const scope of route.scopes)
       assert.ok(item.get.description.includes(scope), `${route.id} documents ${scope}`);
   }
@@ -62,8 +63,9 @@ test('happy: every error status of every route, with that route’s reason codes
     );
     for (const [status, codes] of expected) {
       const schema = responses[status].content['application/problem+json'].schema;
-      assert.deepEqual(schema.properties.reason_code.enum, codes, `${route.id} ${status}`);
-      assert.deepEqual(schema.required.sort(), [
+      assert.equal(schema.allOf[0].$ref, '#/components/schemas/Problem', `${route.id} ${status}`);
+      assert.deepEqual(schema.allOf[1].properties.reason_code.enum, codes, `${route.id} ${status}`);
+      assert.deepEqual([...doc.components.schemas.Problem.required].sort(), [
         'detail',
         'field',
         'message',
@@ -97,8 +99,14 @@ test('happy: every route documents 503 service_unavailable; no route documents a
     const responses = doc.paths[openApiPath(route.path)].get.responses;
     const enums: string[] = Object.values(responses).flatMap(
       (r) =>
-        (r as { content?: Record<string, { schema: { properties: { reason_code: { enum: string[] } } } }> })
-          .content?.['application/problem+json']?.schema.properties.reason_code.enum ?? [],
+        (
+          r as {
+            content?: Record<
+              string,
+              { schema: { allOf: { properties: { reason_code: { enum: string[] } } }[] } }
+            >;
+          }
+        ).content?.['application/problem+json']?.schema.allOf[1]?.properties.reason_code.enum ?? [],
     );
     assert.ok(enums.includes('service_unavailable'), route.id);
     for (const code of enums)
@@ -149,7 +157,8 @@ test('happy: routes 1-4 document ETag on 200, If-None-Match, and 304 Not Modifie
 test('happy: response schemas are closed (no field outside the contract) and nullable fields are explicit', () => {
   const encounter = doc.components.schemas.Encounter;
   assert.equal(encounter.additionalProperties, false);
-  const summary = encounter.properties.documents.items;
+  assert.equal(encounter.properties.documents.items.$ref, '#/components/schemas/DocumentSummary');
+  const summary = doc.components.schemas.DocumentSummary;
   assert.deepEqual(
     summary.properties.status.anyOf.map((s: any) => s.type),
     ['string', 'null'],
@@ -162,7 +171,80 @@ test('happy: response schemas are closed (no field outside the contract) and nul
     'title',
     'workflow_variant',
   ]);
-  assert.ok(!doc.components.schemas.DocumentDetail.required.includes('content'));
+});
+
+test('happy: a document detail is one of two named shapes told apart by schema_type; content only on document', () => {
+  const { DocumentDetail, NoteDetail, AmbientTranscriptDetail } = doc.components.schemas;
+  assert.deepEqual(
+    DocumentDetail.oneOf.map((s: { $ref: string }) => s.$ref),
+    ['#/components/schemas/NoteDetail', '#/components/schemas/AmbientTranscriptDetail'],
+  );
+  assert.equal(DocumentDetail.discriminator.propertyName, 'schema_type');
+  assert.deepEqual(NoteDetail.properties.schema_type.enum, ['document']);
+  assert.ok(NoteDetail.required.includes('content'));
+  assert.equal(NoteDetail.properties.content.$ref, '#/components/schemas/DocumentContent');
+  assert.deepEqual(AmbientTranscriptDetail.properties.schema_type.enum, ['ambient_transcript']);
+  assert.equal(AmbientTranscriptDetail.properties.content, undefined);
+  assert.equal(AmbientTranscriptDetail.additionalProperties, false);
+});
+
+test('happy: closed sets are enums: schema_type, content format, webhook type, reason codes', () => {
+  const { DocumentSummary, DocumentContent, WebhookEvent, Problem } = doc.components.schemas;
+  assert.deepEqual(DocumentSummary.properties.schema_type.enum, ['document', 'ambient_transcript']);
+  assert.deepEqual(DocumentContent.properties.format.enum, ['markdown']);
+  assert.deepEqual(WebhookEvent.properties.type.enum, ['recording.transcript_ready']);
+  assert.ok(Problem.properties.reason_code.enum.includes('revoked_key'));
+});
+
+/** Every `$ref` in a part of the document. */
+function refsIn(value: unknown, found = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const item of value) refsIn(item, found);
+  else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') found.add(inner);
+      else refsIn(inner, found);
+    }
+  }
+  return found;
+}
+
+test('happy: every component is referenced, and no component nests an object of its own (generators name every class)', () => {
+  const { components, ...rest } = doc;
+  const used = refsIn(rest);
+  // Follow references from referenced components until nothing new turns up.
+  for (let size = -1; size !== used.size; ) {
+    size = used.size;
+    for (const ref of [...used]) refsIn(doc.components.schemas[ref.split('/').pop()!], used);
+  }
+  for (const name of Object.keys(components.schemas)) {
+    assert.ok(used.has(`#/components/schemas/${name}`), `${name} is referenced`);
+    const schema = components.schemas[name];
+    for (const [field, property] of Object.entries<any>(schema.properties ?? {})) {
+      const inner = property.type === 'array' ? property.items : property;
+      assert.notEqual(inner.type, 'object', `${name}.${field} is a named component, not an inline object`);
+    }
+  }
+});
+
+test('happy: every answer of every operation describes X-Request-Id, Cache-Control and the deprecation fields', () => {
+  for (const route of ROUTE_LIST) {
+    const item = doc.paths[openApiPath(route.path)];
+    for (const method of ['get', 'head']) {
+      for (const [status, response] of Object.entries<any>(item[method].responses)) {
+        const where = `${method} ${route.id} ${status}`;
+        for (const name of ['X-Request-Id', 'Cache-Control', 'Deprecation', 'Sunset', 'Link']) {
+          assert.ok(response.headers?.[name], `${where} describes ${name}`);
+        }
+        assert.deepEqual(response.headers['Cache-Control'].schema.enum, ['no-store'], where);
+        if (method === 'head') assert.equal(response.content, undefined, `${where}: HEAD has no body`);
+      }
+    }
+  }
+});
+
+test('happy: the document names its contact and its license', () => {
+  assert.equal(doc.info.contact.url, `${server.config.publicBaseUrl}/docs`);
+  assert.equal(doc.info.license.identifier, 'MIT');
 });
 
 /** Validates `value` against the schema at a JSON pointer into the served document. */

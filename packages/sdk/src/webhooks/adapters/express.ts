@@ -6,14 +6,14 @@
  * bytes are gone: the delivery is answered 500 (`raw_body_required`) so the service retries
  * once the route is fixed.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebhookHandlerOptions } from './handler.js';
 import { answerDelivery, readBodyOrRefuse } from './node.js';
+import type { IncomingMessageLike, ServerResponseLike } from './nodeLike.js';
 
 /** The part of Express's request the adapter reads (an IncomingMessage with `body`). */
-export type ExpressRequestLike = IncomingMessage & { body?: unknown };
+export type ExpressRequestLike = IncomingMessageLike & { body?: unknown; readonly readableEnded?: boolean };
 /** Express's response is a ServerResponse; that is all the adapter uses. */
-export type ExpressResponseLike = ServerResponse;
+export type ExpressResponseLike = ServerResponseLike;
 
 export interface ExpressWebhookHandlerOptions extends WebhookHandlerOptions {
   maxBodyBytes?: number;

@@ -14,7 +14,7 @@ export interface FastifyScopeLike {
   addContentTypeParser(
     contentType: string,
     options: { parseAs: 'buffer'; bodyLimit?: number },
-    parser: (request: unknown, body: Buffer, done: Done) => void,
+    parser: (request: unknown, body: Uint8Array, done: Done) => void,
   ): void;
   post(url: string, handler: (request: FastifyRequestLike, reply: FastifyReplyLike) => unknown): unknown;
 }

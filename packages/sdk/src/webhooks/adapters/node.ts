@@ -1,8 +1,8 @@
 /** node:http adapter: reads the raw body as a Buffer, verifies, answers 204, then works. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VerifiedWebhook } from '../verify.js';
 import { verifyWebhook } from '../verify.js';
 import { type Answer, decide, type VerifierSettings, type WebhookHandlerOptions } from './handler.js';
+import type { IncomingMessageLike, RawBytes, ServerResponseLike } from './nodeLike.js';
 
 /** Deliveries are small pointers; anything near this is not one of ours. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -11,11 +11,11 @@ export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }
 
-/** Collects the request body as received, without decoding or parsing. */
+/** Collects the request body as received, without decoding or parsing (a Buffer on Node). */
 export async function readRawBody(
   req: AsyncIterable<unknown>,
   maxBytes: number = DEFAULT_MAX_BODY_BYTES,
-): Promise<Buffer> {
+): Promise<RawBytes> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -29,7 +29,7 @@ export async function readRawBody(
 
 /** Reads and verifies one request; throws WebhookVerificationError when it fails. */
 export async function verifyNodeRequest(
-  req: IncomingMessage,
+  req: IncomingMessageLike,
   options: VerifierSettings & { maxBodyBytes?: number },
 ): Promise<VerifiedWebhook> {
   const rawBody = await readRawBody(req, options.maxBodyBytes);
@@ -43,13 +43,17 @@ export interface NodeWebhookHandlerOptions extends WebhookHandlerOptions {
 /** A `(req, res)` listener for `http.createServer` or a route of your own router. */
 export function createNodeWebhookHandler(
   options: NodeWebhookHandlerOptions,
-): (req: IncomingMessage, res: ServerResponse) => void {
+): (req: IncomingMessageLike, res: ServerResponseLike) => void {
   return (req, res) => {
     void handleNode(req, res, options);
   };
 }
 
-async function handleNode(req: IncomingMessage, res: ServerResponse, options: NodeWebhookHandlerOptions) {
+async function handleNode(
+  req: IncomingMessageLike,
+  res: ServerResponseLike,
+  options: NodeWebhookHandlerOptions,
+) {
   if (req.method !== 'POST') {
     res.setHeader('Allow', 'POST');
     return send(res, { status: 405 });
@@ -60,10 +64,10 @@ async function handleNode(req: IncomingMessage, res: ServerResponse, options: No
 
 /** Reads the body; one that cannot be read (too large, broken stream) is answered 413/400 here. */
 export async function readBodyOrRefuse(
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: IncomingMessageLike,
+  res: ServerResponseLike,
   options: Pick<NodeWebhookHandlerOptions, 'maxBodyBytes' | 'onError'>,
-): Promise<Buffer | undefined> {
+): Promise<RawBytes | undefined> {
   try {
     return await readRawBody(req, options.maxBodyBytes);
   } catch (error) {
@@ -76,8 +80,8 @@ export async function readBodyOrRefuse(
 /** Verifies the body, sends the answer, then starts the work (after the answer is out). */
 export function answerDelivery(
   rawBody: unknown,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: IncomingMessageLike,
+  res: ServerResponseLike,
   options: WebhookHandlerOptions,
 ): void {
   const { answer, afterAnswer } = decide(rawBody, req.headers, options);
@@ -85,7 +89,7 @@ export function answerDelivery(
   afterAnswer?.();
 }
 
-export function send(res: ServerResponse, answer: Answer): void {
+export function send(res: ServerResponseLike, answer: Answer): void {
   res.statusCode = answer.status;
   if (answer.body) {
     res.setHeader('Content-Type', 'application/json');

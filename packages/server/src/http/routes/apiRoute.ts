@@ -8,14 +8,22 @@ import type { Caller } from '../../auth/verifyApiKey.js';
 import { problemExample, SUCCESS_EXAMPLES } from '../../contract/examples.js';
 import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
 import type { RouteDefinition } from '../../contract/routes.js';
-import { Problem, type SchemaName } from '../../contract/schemas.js';
+import type { SchemaName } from '../../contract/schemas.js';
+import type { RouteDeprecation } from '../../deprecations.js';
 import { ApiError } from '../../domain/errors.js';
 import { StoredAnswer } from '../../domain/storedAnswer.js';
 import type { ApiContext } from '../apiContext.js';
+import { sendDeprecationHeaders } from '../deprecationHeaders.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
 import { PROBLEM_CONTENT_TYPE } from '../problem.js';
-import { RATE_LIMIT_HEADERS, RETRY_AFTER_HEADER, WWW_AUTHENTICATE_HEADER } from '../responseHeaders.js';
+import {
+  API_RESPONSE_HEADERS,
+  DEPRECATION_HEADERS,
+  RATE_LIMIT_HEADERS,
+  RETRY_AFTER_HEADER,
+  WWW_AUTHENTICATE_HEADER,
+} from '../responseHeaders.js';
 import { sendStoredAnswer } from '../storedAnswer.js';
 
 declare module 'fastify' {
@@ -50,18 +58,27 @@ const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
   429: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER },
 };
 
-/** For each error status a route can answer with: the problem schema with that route's codes. */
+/** Every answer's headers, whatever its status (its own come last, so a route's `Link` wins). */
+const withCommonHeaders = (headers: Record<string, unknown>) => ({
+  ...API_RESPONSE_HEADERS,
+  ...DEPRECATION_HEADERS,
+  ...headers,
+});
+
+/**
+ * For each error status a route can answer with: the named problem schema, narrowed to that
+ * route's codes for that status (serialization is the problem schema's own either way).
+ */
 function errorResponses(route: RouteDefinition) {
   const responses: Record<number, unknown> = {};
   for (const [status, codes] of reasonsByStatusFor(route.id)) {
     responses[status] = {
       description: codes.map((code) => `\`${code}\`: ${REASONS[code].title}`).join('; '),
-      headers: ERROR_HEADERS[status] ?? RATE_LIMIT_HEADERS,
+      headers: withCommonHeaders(ERROR_HEADERS[status] ?? RATE_LIMIT_HEADERS),
       content: {
         [PROBLEM_CONTENT_TYPE]: {
           schema: {
-            ...Problem,
-            properties: { ...Problem.properties, reason_code: { type: 'string', enum: codes } },
+            allOf: [{ $ref: 'Problem#' }, { type: 'object', properties: { reason_code: { enum: codes } } }],
           },
           examples: Object.fromEntries(
             codes.map((code) => [code, { summary: REASONS[code].title, value: problemExample(code) }]),
@@ -96,8 +113,42 @@ const NOT_MODIFIED = {
   description:
     'Not Modified: If-None-Match named the current ETag. No body; the same ETag, Cache-Control ' +
     'and X-Request-Id as a 200.',
-  headers: { ...RATE_LIMIT_HEADERS, ...ETAG_HEADER },
+  headers: withCommonHeaders({ ...RATE_LIMIT_HEADERS, ...ETAG_HEADER }),
 };
+
+interface ResponseDoc {
+  description: string;
+  headers?: Record<string, unknown>;
+}
+
+/**
+ * HEAD answers as GET does, without the body: documented as its own operation whose responses
+ * have the same headers and no content.
+ */
+function headOperation(schema: Record<string, unknown>, route: RouteDefinition) {
+  const responses = schema.response as Record<string, ResponseDoc>;
+  return {
+    ...schema,
+    operationId: `${route.id}Head`,
+    summary: `${route.summary} (headers only)`,
+    description: `The headers ${route.method} would answer with (status, ETag, rate-limit fields), without the body.`,
+    response: Object.fromEntries(
+      Object.entries(responses).map(([status, response]) => [
+        status,
+        { type: 'null', description: response.description, headers: response.headers },
+      ]),
+    ),
+  };
+}
+
+function deprecationNote(deprecation: RouteDeprecation): string {
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  return (
+    `\n\n**Deprecated** since ${day(deprecation.deprecatedAt)}; it stops answering after ` +
+    `${day(deprecation.sunsetAt)}. Notice: ${deprecation.link}. Its answers carry \`Deprecation\`, ` +
+    '`Sunset` and `Link rel="deprecation"`.'
+  );
+}
 
 /** `/external/v1/encounters/` is not the encounter "" but no route at all. */
 async function rejectEmptyParams(request: FastifyRequest): Promise<void> {
@@ -113,14 +164,24 @@ export function registerApiRoute<Params>(
   spec: ApiRouteSpec<Params>,
 ): void {
   const { route } = spec;
+  const deprecation = context.services.config.deprecations[route.id];
   app.route({
     method: route.method,
     url: route.path,
-    config: { routeId: route.id },
+    config: {
+      routeId: route.id,
+      swagger: { exposeHeadRoute: true },
+      swaggerTransform: ({ schema, url, route: registered }) => ({
+        url,
+        schema:
+          registered.method === 'HEAD' ? headOperation(schema as Record<string, unknown>, route) : schema,
+      }),
+    },
     schema: {
       operationId: route.id,
       summary: route.summary,
-      description: `${spec.description}\n\nRequired scopes: ${route.scopes.map((s) => `\`${s}\``).join(', ')}. Route group: \`${route.group}\`.`,
+      description: `${spec.description}\n\nRequired scopes: ${route.scopes.map((s) => `\`${s}\``).join(', ')}. Route group: \`${route.group}\`.${deprecation ? deprecationNote(deprecation) : ''}`,
+      ...(deprecation ? { deprecated: true } : {}),
       tags: [route.group],
       security: [{ bearerAuth: [] }],
       ...(spec.params ? { params: spec.params } : {}),
@@ -129,11 +190,11 @@ export function registerApiRoute<Params>(
       response: {
         200: {
           description: 'OK',
-          headers: {
+          headers: withCommonHeaders({
             ...RATE_LIMIT_HEADERS,
             ...(spec.conditional ? ETAG_HEADER : {}),
             ...spec.responseHeaders,
-          },
+          }),
           content: {
             'application/json': {
               schema: { $ref: `${spec.response}#` },
@@ -145,6 +206,7 @@ export function registerApiRoute<Params>(
         ...errorResponses(route),
       },
     },
+    ...(deprecation ? { onSend: sendDeprecationHeaders(deprecation) } : {}),
     onRequest: [rejectEmptyParams, authorizeRoute(route, context)],
     preValidation: validateQuery(route),
     handler: async (request, reply) => {
