@@ -23,10 +23,11 @@ const MAX_CONNECTIONS = 300;
 const IDLE_SOCKETS = 3000;
 const BATCH = 100;
 /**
- * An upper bound only: a keyed answer takes tens of milliseconds during the flood; a client
- * locked out would be refused or wait for sockets to time out (minutes here).
+ * An upper bound only, which load cannot reach: a keyed answer takes tens of milliseconds during
+ * the flood (a few hundred on a busy machine); a client locked out would be refused, or wait for
+ * idle sockets to time out (ten minutes here).
  */
-const SERVED_WITHIN_MS = 2000;
+const SERVED_WITHIN_MS = 10_000;
 
 const IDLE_SOCKETS_CLIENT = fileURLToPath(new URL('./fixtures/idleSockets.mjs', import.meta.url));
 
