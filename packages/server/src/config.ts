@@ -3,10 +3,11 @@
  * component as a typed object. Nothing else in the code reads `process.env`.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { type Deprecations, parseDeprecations } from './deprecations.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from './privateFiles.js';
 
 export type DatabaseConfig =
   | { readonly dialect: 'sqlite'; readonly path: string }
@@ -77,6 +78,10 @@ export interface Config {
     readonly requestTimeoutMs: number;
     readonly maxHeaderBytes: number;
     readonly shutdownGraceMs: number;
+    /** An idle keep-alive connection is closed after this long. */
+    readonly keepAliveTimeoutMs: number;
+    /** Most connections open at once over every port; the longest-idle is closed to admit another. */
+    readonly maxConnections: number;
   };
   readonly webhooks: {
     readonly enabled: boolean;
@@ -187,6 +192,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       requestTimeoutMs: read.int('EDS_REQUEST_TIMEOUT_MS', 10_000, 100, 600_000),
       maxHeaderBytes: read.int('EDS_MAX_HEADER_BYTES', 16_384, 1024, 65_536),
       shutdownGraceMs: read.int('EDS_SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
+      keepAliveTimeoutMs: read.int('EDS_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 600_000),
+      maxConnections: read.int('EDS_MAX_CONNECTIONS', 10_000, 16, 1_000_000),
     },
     webhooks: {
       enabled: read.bool('EDS_WEBHOOKS_ENABLED', false),
@@ -324,9 +331,9 @@ function loadSecrets(
     mediaSigning: given.mediaSigning ?? stored.mediaSigning ?? randomBytes(32).toString('base64url'),
   };
   if (stored.keyDigest !== merged.keyDigest || stored.mediaSigning !== merged.mediaSigning) {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(file, 0o600);
+    makePrivateDir(dataDir);
+    writeFileSync(file, `${JSON.stringify(merged, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
+    chmodSync(file, PRIVATE_FILE_MODE);
   }
   return { ...merged, source: 'generated-file' };
 }

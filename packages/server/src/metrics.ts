@@ -39,6 +39,18 @@ export function createMetrics() {
       labelNames: ['route', 'status', 'reason_code'] as const,
       registers: [registry],
     }),
+    openConnections: new Gauge({
+      name: 'eds_http_open_connections',
+      help: 'Connections open now, by port (api, media, admin); EDS_MAX_CONNECTIONS bounds their sum.',
+      labelNames: ['port'] as const,
+      registers: [registry],
+    }),
+    connectionsShed: new Counter({
+      name: 'eds_http_connections_shed_total',
+      help: 'Idle connections closed to admit a new one while EDS_MAX_CONNECTIONS were open, by port.',
+      labelNames: ['port'] as const,
+      registers: [registry],
+    }),
     keyCache: new Counter({
       name: 'eds_key_cache_lookups_total',
       help: 'API key verifications by cache outcome (hit, miss).',

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { type AdminServer, startAdminServer } from '../src/http/adminServer.js';
+import { connectionLimitFor } from '../src/http/connectionLimit.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { buildWorld, pathFor, type World } from './support/world.js';
 
@@ -21,7 +22,7 @@ let exposition: string;
 before(async () => {
   server = await startTestServer('sqlite');
   world = await buildWorld(server.fixtures, server.putObject);
-  admin = await startAdminServer(server.services.metrics, '127.0.0.1', 0);
+  admin = await startAdminServer(server.services, connectionLimitFor(server.services));
   // Traffic of every kind, so every labelled series has values to show.
   await server.api.get(pathFor('listEncounters', world), { token: world.token });
   await server.api.get(pathFor('getEncounter', world), { token: world.token });

@@ -3,6 +3,11 @@
  * trusted for at most `ttlMs` (≤ 5 s: the revocation bound); cross-process change signals
  * (store/authChanges.ts) clear it sooner. Unknown digests are cached too (bounded), so junk
  * tokens cost one indexed lookup each, not one per request.
+ *
+ * Apart from the answers, the cache remembers which digests its last lookup found to be usable
+ * keys, through expiry and clearing: an address over its budget for junk is refused before any
+ * lookup, except for these (decisions.md, Hardening). Telling them apart costs no store read, and
+ * a remembered key is still verified as usual; a lookup that finds it no longer usable forgets it.
  */
 import type { ApiKey } from '../store/apiKeys.js';
 import type { Organization } from '../store/organizations.js';
@@ -19,6 +24,8 @@ interface Entry {
 
 export class KeyCache {
   private entries = new Map<string, Entry>();
+  /** Digests last found to be active keys, oldest first. */
+  private readonly live = new Set<string>();
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 50_000,
@@ -36,16 +43,19 @@ export class KeyCache {
   }
 
   set(digest: string, record: KeyRecord | null, fetchedAt: number): void {
-    if (this.ttlMs <= 0) return;
-    if (this.entries.size >= this.maxEntries) {
-      // Map iteration is insertion order: drop the oldest eighth rather than one at a time.
-      let drop = Math.ceil(this.maxEntries / 8);
-      for (const key of this.entries.keys()) {
-        this.entries.delete(key);
-        if (--drop === 0) break;
-      }
+    this.live.delete(digest);
+    if (record?.key.state === 'active') {
+      dropOldestEighth(this.live, this.maxEntries);
+      this.live.add(digest);
     }
+    if (this.ttlMs <= 0) return;
+    dropOldestEighth(this.entries, this.maxEntries);
     this.entries.set(digest, { record, fetchedAt });
+  }
+
+  /** Whether the last lookup of this digest found an active key (whether or not still cached). */
+  isKnownLive(digest: string): boolean {
+    return this.live.has(digest);
   }
 
   clear(): void {
@@ -54,5 +64,15 @@ export class KeyCache {
 
   get size(): number {
     return this.entries.size;
+  }
+}
+
+/** Maps and sets iterate in insertion order: at the bound, drop the oldest eighth at once. */
+function dropOldestEighth(collection: Map<string, unknown> | Set<string>, maxEntries: number): void {
+  if (collection.size < maxEntries) return;
+  let drop = Math.ceil(maxEntries / 8);
+  for (const key of collection.keys()) {
+    collection.delete(key);
+    if (--drop === 0) break;
   }
 }

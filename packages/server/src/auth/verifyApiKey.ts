@@ -1,5 +1,6 @@
 /**
- * The authentication chain, in decisions.md's order:
+ * The authentication chain, in decisions.md's order (more than one Authorization header is
+ * malformed_token before anything else: which one counts would be ambiguous):
  *   missing_bearer → api_keys_disabled (deployment) → test_prefix_not_allowed → malformed_token
  *   → invalid_key → revoked_key → disabled_key → expired_key → api_keys_disabled (organization)
  *   → org_scope_only_required.
@@ -32,18 +33,42 @@ export interface VerifyDeps {
 
 const BEARER = /^Bearer +([^ ]+) *$/i;
 
+/** Stands for two or more Authorization headers: which one counts is ambiguous, so none does. */
+export const AMBIGUOUS_CREDENTIALS = Symbol('ambiguous credentials');
+
+/** What a request presents: a bearer token, none, or several Authorization headers. */
+export type Credentials = string | undefined | typeof AMBIGUOUS_CREDENTIALS;
+
 /** The token from an Authorization header, or undefined when there is no usable bearer. */
 export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
   return BEARER.exec(header)?.[1];
 }
 
+/**
+ * The credentials of a request, from its raw header list: Node's parsed headers keep only the
+ * first Authorization, which would let a second one pass unseen.
+ */
+export function requestCredentials(rawHeaders: readonly string[]): Credentials {
+  let header: string | undefined;
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() !== 'authorization') continue;
+    if (seen) return AMBIGUOUS_CREDENTIALS;
+    seen = true;
+    header = rawHeaders[i + 1];
+  }
+  return bearerToken(header);
+}
+
 /** `seen.record` is filled as soon as the key is found, so failures can still be audited. */
 export async function verifyApiKey(
   deps: VerifyDeps,
-  token: string | undefined,
+  token: Credentials,
   seen: { record?: KeyRecord } = {},
 ): Promise<Caller> {
+  if (token === AMBIGUOUS_CREDENTIALS)
+    throw new ApiError('malformed_token', 'Send exactly one Authorization header.');
   if (token === undefined)
     throw new ApiError('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.');
   if (!deps.config.apiKeys.enabled)
@@ -81,6 +106,21 @@ async function lookupOrUnavailable(deps: VerifyDeps, token: string): Promise<Key
     return await lookup(deps, token);
   } catch {
     throw new ApiError('digest_key_unavailable', 'Key verification is temporarily unavailable.');
+  }
+}
+
+/**
+ * Whether the token is a key this process has found usable (keyCache.ts), decided without a store
+ * read (and without a digest for a token that is not well-formed). Such a request is charged to
+ * its key's bucket only, never refused for its address (decisions.md, Hardening).
+ */
+export function isKnownLiveKey(deps: VerifyDeps, token: Credentials): boolean {
+  if (typeof token !== 'string' || !deps.config.apiKeys.enabled || !isWellFormedToken(token)) return false;
+  if (tokenEnvironment(token) === 'test' && deps.config.deploymentMode === 'live') return false;
+  try {
+    return deps.cache.isKnownLive(digestToken(token, deps.digestKey.current()));
+  } catch {
+    return false;
   }
 }
 

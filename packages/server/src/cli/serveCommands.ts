@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import { OperatorError } from '../domain/errors.js';
+import { dataFilesOf, exposedFiles } from '../privateFiles.js';
 import type { Services } from '../services.js';
 import type { runCommand } from './runCommand.js';
 
@@ -17,6 +18,7 @@ export interface ServeOptions {
 
 /** Starts the API and/or the delivery worker and resolves once a signal has shut them down. */
 export async function serveUntilSignal(services: Services, options: ServeOptions): Promise<void> {
+  warnAboutExposedDataFiles(services);
   const stops: (() => Promise<void>)[] = [];
   try {
     if (options.api) {
@@ -44,6 +46,19 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
   const signal = await nextSignal();
   services.logger.info({ signal }, 'shutting down');
   await stopAll(stops);
+}
+
+/**
+ * Files this version creates 0600 may predate it, or have been copied or restored with a wider
+ * mode: the service still starts, and the operator is told which to `chmod`.
+ */
+function warnAboutExposedDataFiles(services: Services): void {
+  for (const file of exposedFiles(dataFilesOf(services.config))) {
+    services.logger.warn(
+      { path: file.path, mode: file.mode },
+      'a file holding patient data or secrets is open to other users: chmod it to 600 (folders 700)',
+    );
+  }
 }
 
 async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {

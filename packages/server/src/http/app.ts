@@ -4,14 +4,17 @@
  * Fastify's schema validator is switched off; its serializer still writes every response from
  * the route's schema.
  */
+import { METHODS } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { ROUTE_LIST } from '../contract/routes.js';
 import { NAMED_SCHEMAS } from '../contract/schemas.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import type { ApiContext } from './apiContext.js';
+import type { ConnectionLimit } from './connectionLimit.js';
 import { registerDocs } from './docsPage.js';
 import { registerHealth } from './health.js';
+import { createListener } from './listener.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAuditBeforeAnswer } from './plugins/auditBeforeAnswer.js';
 import { registerObservation } from './plugins/observe.js';
@@ -21,7 +24,7 @@ import { literalizeBadEscapes } from './rewriteUrl.js';
 import { registerApiRoute } from './routes/apiRoute.js';
 import { API_ROUTES } from './routes/index.js';
 
-export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
+export async function buildApp(context: ApiContext, connections: ConnectionLimit): Promise<FastifyInstance> {
   const { config, logger } = context.services;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -33,10 +36,9 @@ export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     // Opaque IDs of any length up to the URL limit must reach the handler (then 404), not fail routing.
     routerOptions: { maxParamLength: config.http.maxHeaderBytes },
-    requestTimeout: config.http.requestTimeoutMs,
-    // Node checks request and header timeouts only every connectionsCheckingInterval (30 s by
-    // default): a client trickling headers would hold a socket that long. Check every second.
-    http: { maxHeaderSize: config.http.maxHeaderBytes, connectionsCheckingInterval: 1000 },
+    // Timeouts, connection bounds, absolute-form targets, Host and CONNECT: listener.ts.
+    serverFactory: (handler) =>
+      createListener({ port: 'api', http: config.http, connections, answerClientErrors: false }, handler),
     forceCloseConnections: 'idle',
     return503OnClosing: false,
     rewriteUrl: (request) => literalizeBadEscapes(request.url ?? '/'),
@@ -44,8 +46,11 @@ export async function buildApp(context: ApiContext): Promise<FastifyInstance> {
     clientErrorHandler,
   });
 
-  // Headers must arrive within the request timeout too (Node's default is 60 s).
-  app.server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
+  // Every method Node can parse reaches the router, so a known path answers any of them 405.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
+      app.addHttpMethod(method, { hasBody: true });
+  }
   app.setValidatorCompiler(() => () => true);
   for (const [name, schema] of Object.entries(NAMED_SCHEMAS)) app.addSchema({ ...schema, $id: name });
 

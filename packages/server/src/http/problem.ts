@@ -4,10 +4,10 @@
  * Fastify's own errors, unknown paths, wrong methods, transport-level failures and unexpected
  * failures are mapped here so no response is ever in another shape or a bare 500.
  */
-import type { ServerResponse } from 'node:http';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { REASONS } from '../contract/reasons.js';
+import { REASONS, type ReasonCode } from '../contract/reasons.js';
 import type { ProblemBody } from '../contract/schemas.js';
 import { ApiError, RETRY_SHORTLY } from '../domain/errors.js';
 import { newId } from '../ids.js';
@@ -130,16 +130,49 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     return;
   }
   const [status, title] = CLIENT_ERROR_STATUS[error.code ?? ''] ?? [400, 'Bad request'];
+  socket.end(rawResponse(listenerProblem(status, title, `${title}: the request could not be read.`)));
+}
+
+export interface ListenerProblem {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * An answer the listener gives itself, below any route (a request it cannot read, one without
+ * `Host`, `CONNECT`): the same problem body and headers, and the connection closed after it.
+ * Without a route, a refusal of the request itself is `route_not_found` with its own status;
+ * a method is `method_not_allowed`.
+ */
+export function listenerProblem(
+  status: number,
+  title: string,
+  detail: string,
+  headers: Readonly<Record<string, string>> = {},
+): ListenerProblem {
   const requestId = newId('req');
-  const unread = new ApiError('route_not_found', `${title}: the request could not be read.`);
-  const body = JSON.stringify({ ...problemBody(unread, requestId), status, title });
-  const headers = [
-    `HTTP/1.1 ${status} ${title}`,
-    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    ...Object.entries(API_HEADERS).map(([k, v]) => `${k}: ${v}`),
-    `X-Request-Id: ${requestId}`,
-    'Connection: close',
+  const code: ReasonCode = status === 405 ? 'method_not_allowed' : 'route_not_found';
+  const body = JSON.stringify({ ...problemBody(new ApiError(code, detail), requestId), status, title });
+  return {
+    status,
+    body,
+    headers: {
+      ...headers,
+      'Content-Type': PROBLEM_CONTENT_TYPE,
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...API_HEADERS,
+      'X-Request-Id': requestId,
+      Connection: 'close',
+    },
+  };
+}
+
+/** The whole HTTP/1.1 response, for a socket no ServerResponse owns. */
+export function rawResponse(problem: ListenerProblem): string {
+  const head = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}`,
+    ...Object.entries(problem.headers).map(([name, value]) => `${name}: ${value}`),
   ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  return `${head.join('\r\n')}\r\n\r\n${problem.body}`;
 }

@@ -23,3 +23,19 @@ export function literalizeBadEscapes(url: string): string {
   }
   return changed ? segments.join('/') + rest : url;
 }
+
+/** `scheme://authority` at the start of an absolute-form request target (RFC 9112 §3.2.2). */
+const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * An absolute-form target reduced to its path and query (`https://user:pw@host:444/p?q` →
+ * `/p?q`): the authority of a request line is the client's to write, and nothing the service
+ * builds (paging links, problem types, logs, audit records) may carry it. Other targets are
+ * returned as they are.
+ */
+export function originForm(target: string): string {
+  const authority = SCHEME_AND_AUTHORITY.exec(target);
+  if (authority === null) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}

@@ -8,6 +8,7 @@ import type { Services } from '../services.js';
 import { type AdminServer, startAdminServer } from './adminServer.js';
 import { createApiContext } from './apiContext.js';
 import { buildApp } from './app.js';
+import { connectionLimitFor } from './connectionLimit.js';
 
 export interface RunningServer {
   url: string;
@@ -21,16 +22,17 @@ export interface RunningServer {
 export async function startServer(services: Services): Promise<RunningServer> {
   const { config } = services;
   const context = createApiContext(services);
+  // One bound for the process, over every port it listens on (decisions.md, Hardening).
+  const connections = connectionLimitFor(services);
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let media: Awaited<ReturnType<typeof startMediaHost>> | undefined;
   let admin: AdminServer | undefined;
   try {
     await context.ready();
-    app = await buildApp(context);
+    app = await buildApp(context, connections);
     await app.listen({ host: config.host, port: config.port });
-    if (services.media.driver === 'local') media = await startMediaHost(services);
-    if (config.adminPort !== undefined)
-      admin = await startAdminServer(services.metrics, config.host, config.adminPort);
+    if (services.media.driver === 'local') media = await startMediaHost(services, connections);
+    if (config.adminPort !== undefined) admin = await startAdminServer(services, connections);
   } catch (error) {
     // A port already taken must end `eds serve` with its message, not leave the process held
     // open by what was started before it (the audit writer thread, the checkpointer, a listener).

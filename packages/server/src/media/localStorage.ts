@@ -4,11 +4,12 @@
  * cannot be read, that is "storage unavailable", never "object gone".
  */
 import { randomBytes } from 'node:crypto';
-import { constants, createWriteStream, mkdirSync } from 'node:fs';
-import { copyFile, type FileHandle, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { copyFile, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { makeFilePrivate, makePrivateDir, makePrivateDirAsync, PRIVATE_FILE_MODE } from '../privateFiles.js';
 import { withinStorageTimeout } from './bounded.js';
 import { servableContentType } from './contentType.js';
 import { signMediaLink } from './linkSigner.js';
@@ -37,7 +38,7 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
   const root = resolve(options.dir);
   let baseUrl = options.mediaBaseUrl;
   try {
-    mkdirSync(root, { recursive: true });
+    makePrivateDir(root);
   } catch {
     // Reported as StorageUnavailableError by the first read; the service still starts.
   }
@@ -140,13 +141,20 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
     async put(key, source, _contentType) {
       // The content type is not stored: links carry the one recorded with the recording.
       const target = pathOf(key);
-      await mkdir(dirname(target), { recursive: true });
+      await makePrivateDirAsync(dirname(target));
       // Write beside the target and rename, so a reader never sees half a file.
       const partial = `${target}.partial-${randomBytes(6).toString('hex')}`;
-      const sink = typeof source === 'string' ? undefined : createWriteStream(partial, { flags: 'wx' });
+      const sink =
+        typeof source === 'string'
+          ? undefined
+          : createWriteStream(partial, { flags: 'wx', mode: PRIVATE_FILE_MODE });
       try {
         if (sink) await pipeline(source as Readable, sink);
-        else await copyFile(source as string, partial);
+        else {
+          // A copy takes its source's mode: a recording is patient data whatever the import's was.
+          await copyFile(source as string, partial, constants.COPYFILE_EXCL);
+          await makeFilePrivate(partial);
+        }
         await rename(partial, target);
       } catch (error) {
         // The sink may still be opening its file: wait until it has closed, then remove it.

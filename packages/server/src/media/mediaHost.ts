@@ -4,12 +4,14 @@
  * and every log line is under this file's control: the query string of a link is its signature
  * and is never logged, only the path.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import type { ReasonCode } from '../contract/reasons.js';
 import { ApiError, RETRY_SHORTLY } from '../domain/errors.js';
-import { clientErrorHandler, writeProblem } from '../http/problem.js';
+import { type ConnectionLimit, connectionLimitFor } from '../http/connectionLimit.js';
+import { createListener } from '../http/listener.js';
+import { writeProblem } from '../http/problem.js';
 import { newId } from '../ids.js';
 import { pathOnly } from '../logger.js';
 import type { Services } from '../services.js';
@@ -33,23 +35,19 @@ const ALWAYS = {
   'Referrer-Policy': 'no-referrer',
 } as const;
 
-export async function startMediaHost(services: Services): Promise<MediaHost> {
+export async function startMediaHost(
+  services: Services,
+  connections: ConnectionLimit = connectionLimitFor(services),
+): Promise<MediaHost> {
   const { config, media } = services;
   const log = services.logger.child({ component: 'media_host' });
-  const server = createServer(
-    {
-      maxHeaderSize: config.http.maxHeaderBytes,
-      // Enforce the timeouts below every second, not Node's default 30 s (slow clients).
-      connectionsCheckingInterval: 1000,
-      requestTimeout: config.http.requestTimeoutMs,
-      headersTimeout: Math.min(config.http.requestTimeoutMs, 60_000),
-    },
+  // Timeouts, connection bounds, absolute-form targets, Host, CONNECT, unreadable requests.
+  const server = createListener(
+    { port: 'media', http: config.http, connections, answerClientErrors: true },
     (req, res) => {
       handle(services, log, req, res).catch(() => res.destroy());
     },
   );
-  // Requests Node's parser rejects (bad request line, oversized headers) still get problem+json.
-  server.on('clientError', clientErrorHandler);
   await listen(server, config.mediaPort, config.host);
   const url = listeningUrl(server.address() as AddressInfo);
   // A configured base URL naming port 0 cannot be where links should point: use the real port.

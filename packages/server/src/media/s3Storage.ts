@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { PRIVATE_FILE_MODE } from '../privateFiles.js';
 import { withinStorageTimeout } from './bounded.js';
 import { servableContentType } from './contentType.js';
 import { isSafeObjectKey, type MediaLink, type MediaStorage, StorageUnavailableError } from './storage.js';
@@ -152,7 +153,7 @@ async function spoolToFile(source: Readable): Promise<{ path: string; remove(): 
   const remove = () => rm(dir, { recursive: true, force: true });
   const path = join(dir, 'object');
   try {
-    await pipeline(source, createWriteStream(path));
+    await pipeline(source, createWriteStream(path, { mode: PRIVATE_FILE_MODE }));
   } catch (error) {
     await remove();
     throw error;

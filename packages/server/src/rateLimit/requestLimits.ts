@@ -101,16 +101,18 @@ export class RequestLimits {
   }
 
   /**
-   * Before any token lookup: undefined when the address is not known to be over budget (no
-   * promise, so the common case costs no extra turn), else a promise that rejects with 429.
+   * Before any token lookup: undefined when the address is not known to be over budget, or when
+   * `exempt` (asked only then) says the request need not be (no promise, so the common case
+   * costs no extra turn); else a promise that rejects with 429.
    */
-  refuseBlockedAddress(address: string, now: number): Promise<never> | undefined {
+  refuseBlockedAddress(address: string, now: number, exempt?: () => boolean): Promise<never> | undefined {
     const until = this.blockedAddresses.get(address);
     if (until === undefined) return undefined;
     if (until <= now) {
       this.blockedAddresses.delete(address);
       return undefined;
     }
+    if (exempt?.()) return undefined;
     this.metrics.rateLimited.inc({ bucket: 'address' });
     return this.hold(`addr:${address}`, until - now, this.addressPolicy()).then((left) => {
       throw tooManyRequests('Too many requests without a valid API key from this address.', left);

@@ -2,12 +2,12 @@
  * Opens the store named by the configuration: an embedded SQLite file (better-sqlite3) or a
  * PostgreSQL pool (pg). Both are handed out as the same `Kysely<Database>`.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import { createPrivateFileIfAbsent, makePrivateDir } from '../privateFiles.js';
 import { type Dialect, dialectOf } from './dialect.js';
 import { ImmediateSqliteDialect } from './immediateSqliteDialect.js';
 import { migrationProvider } from './migrations/index.js';
@@ -55,7 +55,11 @@ export interface OpenStoreOptions {
 
 export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}): Store {
   if (config.dialect === 'sqlite') {
-    if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
+    if (config.path !== ':memory:') {
+      // Patient data: the file (and so its WAL and journal, which SQLite gives its mode) is 0600.
+      makePrivateDir(dirname(config.path));
+      createPrivateFileIfAbsent(config.path);
+    }
     const sqlite = new SQLite(config.path);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');

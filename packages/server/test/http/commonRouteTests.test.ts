@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { generateToken } from '../../src/auth/token.js';
 import { ROUTE_LIST, SCOPES } from '../../src/contract/routes.js';
 import type { ApiResponse } from '../support/apiClient.js';
+import { asApiResponse, rawRequest, requestText } from '../support/rawHttp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 import { buildWorld, pathFor, type World } from '../support/world.js';
@@ -120,6 +121,27 @@ forEachStore('every route', (kind) => {
           world.token.replace('eds_live_', 'eds_prod_'),
         ]) {
           assertProblem(await server.api.get(path(), { token }), 401, 'malformed_token');
+        }
+      });
+
+      test('error: two Authorization headers → 401 malformed_token, whatever their order and values', async () => {
+        const pairs = [
+          [`Bearer ${world.token}`, 'Bearer junk'],
+          ['Bearer junk', `Bearer ${world.token}`],
+          [`Bearer ${world.tokenB}`, `Bearer ${world.token}`],
+          [`Bearer ${world.token}`, `Bearer ${world.token}`],
+          [`Bearer ${world.token}`, ''],
+        ];
+        for (const [first, second] of pairs) {
+          const answer = await rawRequest(
+            server.url,
+            requestText(`GET ${path()} HTTP/1.1`, [
+              'Host: 127.0.0.1',
+              `Authorization: ${first}`,
+              `authorization: ${second}`,
+            ]),
+          );
+          assertProblem(asApiResponse(answer), 401, 'malformed_token');
         }
       });
 

@@ -196,7 +196,7 @@ test('requests that identify no key share a per-address budget, checked before a
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     assert.equal(refused.headers.get('ratelimit'), null, 'no key, no key fields');
 
-    // Over budget: even a good key from this address is refused before it is looked up.
+    // Over budget: a good key this process does not hold yet is refused before it is looked up.
     const blocked = await server.api.get(path, { token: world.token });
     assert.equal(blocked.body.reason_code, 'rate_limited');
 

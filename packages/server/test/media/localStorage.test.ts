@@ -125,8 +125,10 @@ describe('local storage when the folder cannot be read', () => {
     const deployment = createMediaDeployment();
     try {
       await deployment.services.media.put('r/a.wav', Readable.from([Buffer.from('x')]), 'audio/wav');
-      chmodSync(deployment.dir, 0o755);
-      chmodSync(deployment.mediaDir, 0o755);
+      // Stored private (0600 in 0700 folders); opened up here so only the folder's mode decides.
+      for (const path of [deployment.dir, deployment.mediaDir, join(deployment.mediaDir, 'r')])
+        chmodSync(path, 0o755);
+      chmodSync(join(deployment.mediaDir, 'r/a.wav'), 0o644);
       assert.deepEqual(existsAsUnprivileged(deployment.mediaDir, 'r/a.wav'), { exists: true }, 'readable');
       chmodSync(deployment.mediaDir, 0o000);
       for (const key of ['r/a.wav', 'r/missing.wav']) {

@@ -15,6 +15,9 @@ import { createTestDatabase, type StoreKind, type TestDatabase } from './stores.
 
 export interface TestServer {
   url: string;
+  /** The embedded media host (local storage) and the admin port (when EDS_ADMIN_PORT is set). */
+  mediaUrl: string | undefined;
+  adminUrl: string | undefined;
   config: Config;
   services: Services;
   database: TestDatabase;
@@ -102,6 +105,8 @@ export async function startTestServer(kind: StoreKind, options: TestServerOption
   const api = createApiClient(server.url);
   return {
     url: server.url,
+    mediaUrl: server.mediaUrl,
+    adminUrl: server.adminUrl,
     config,
     services,
     database,

@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyRecord } from '../../auth/keyCache.js';
-import { bearerToken, type Caller } from '../../auth/verifyApiKey.js';
+import { type Caller, requestCredentials } from '../../auth/verifyApiKey.js';
 import type { RouteDefinition } from '../../contract/routes.js';
 import { ApiError } from '../../domain/errors.js';
 import type { ApiContext } from '../apiContext.js';
@@ -42,7 +42,7 @@ export function checkRouteAccess(route: RouteDefinition, record: KeyRecord): voi
 
 export function authorizeRoute(route: RouteDefinition, context: ApiContext) {
   return async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const token = bearerToken(request.headers.authorization);
+    const token = requestCredentials(request.raw.rawHeaders);
     if (token !== undefined) request.auditSubject = { keyId: null, organizationId: null };
     const seen: { record?: KeyRecord } = {};
     try {

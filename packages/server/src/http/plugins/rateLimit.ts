@@ -1,13 +1,15 @@
 /**
  * Authentication inside the rate limits, in decisions.md's order: an address known to be over
- * its budget is refused before its token is looked up; a request whose key was identified is
+ * its budget is refused before its token is looked up, unless the token is a key this process
+ * has already found usable (no lookup to protect; one junk client must not block every partner
+ * behind the same address); a request whose key was identified is
  * counted against the key (and answered 429 before route enablement, scopes, query and
  * lookup); a request that identifies no key is counted against its address. Every answer to a
  * keyed request carries the RateLimit fields, errors included.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyRecord } from '../../auth/keyCache.js';
-import { type Caller, verifyApiKey } from '../../auth/verifyApiKey.js';
+import { type Caller, type Credentials, isKnownLiveKey, verifyApiKey } from '../../auth/verifyApiKey.js';
 import type { ReasonCode } from '../../contract/reasons.js';
 import { ApiError } from '../../domain/errors.js';
 import { rateLimitFields } from '../../rateLimit/fields.js';
@@ -26,12 +28,14 @@ export async function verifyWithinLimits(
   context: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  token: string | undefined,
+  token: Credentials,
   seen: { record?: KeyRecord },
 ): Promise<Caller> {
   const { limits, services } = context;
   const now = services.clock();
-  const blocked = limits.refuseBlockedAddress(request.ip, now);
+  const blocked = limits.refuseBlockedAddress(request.ip, now, () =>
+    isKnownLiveKey(context.verifyDeps, token),
+  );
   if (blocked) await blocked;
   let caller: Caller;
   try {

@@ -1,0 +1,112 @@
+/**
+ * What a client writes in the request line and headers cannot steer the service (decisions.md,
+ * Hardening): an absolute-form target is answered as its path and query, and its authority
+ * reaches no header, body, log line or audit record; two Authorization headers identify nobody.
+ * Sent over plain sockets, since HTTP clients will not send these requests.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { ROUTE_LIST } from '../../src/contract/routes.js';
+import { rawRequest, requestText } from '../support/rawHttp.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { forEachStore } from '../support/stores.js';
+import { AUDIO_BYTES, buildWorld, pathFor, type World } from '../support/world.js';
+
+const AUTHORITY = 'user:pw@evil.example:444';
+const FOREIGN = /evil\.example|user:pw/;
+
+forEachStore('the request line', (kind) => {
+  let server: TestServer;
+  let world: World;
+  before(async () => {
+    server = await startTestServer(kind, { env: { EDS_ADMIN_PORT: '0' } });
+    world = await buildWorld(server.fixtures, server.putObject);
+  });
+  after(() => server.close());
+
+  const absoluteGet = (base: string, target: string, headers: string[] = []) =>
+    rawRequest(
+      base,
+      requestText(`GET https://${AUTHORITY}${target} HTTP/1.1`, ['Host: 127.0.0.1', ...headers]),
+    );
+
+  test('security: an absolute-form target is answered as its path and query on every route, and its authority appears nowhere', async () => {
+    const bearer = `Authorization: Bearer ${world.token}`;
+    for (const route of ROUTE_LIST) {
+      const path = pathFor(route, world);
+      const query = route.id === 'listEncounters' ? '?limit=1' : '';
+      const served = await absoluteGet(server.url, `${path}${query}`, [bearer]);
+      assert.equal(served.status, 200, `${route.id}: ${served.raw.slice(0, 300)}`);
+      assert.doesNotMatch(served.raw, FOREIGN, route.id);
+      if (route.id === 'listEncounters') {
+        assert.match(
+          served.headers.link ?? '',
+          /^<\/external\/v1\/encounters\?limit=1&offset=1>; rel="next"/,
+        );
+      }
+      const refused = await absoluteGet(server.url, `${path}?owners=1`, [bearer]);
+      assert.equal(refused.status, 400);
+      assert.equal(JSON.parse(refused.body).type, '/docs/problems#unsupported_filter');
+      assert.doesNotMatch(refused.raw, FOREIGN, route.id);
+    }
+    const unknown = await absoluteGet(server.url, '/external/v1/nothing-here');
+    assert.equal(JSON.parse(unknown.body).reason_code, 'route_not_found');
+    assert.doesNotMatch(unknown.raw, FOREIGN);
+    const bare = await rawRequest(
+      server.url,
+      requestText(`GET https://${AUTHORITY}?limit=1 HTTP/1.1`, ['Host: 127.0.0.1']),
+    );
+    assert.equal(bare.status, 404, 'no path: the root, which is no route');
+    assert.doesNotMatch(bare.raw, FOREIGN);
+
+    await server.flushAudit();
+    const audit = await server.services.store.db.selectFrom('audit_log').selectAll().execute();
+    assert.ok(audit.length >= ROUTE_LIST.length * 2);
+    assert.doesNotMatch(JSON.stringify(audit), FOREIGN, 'audit records');
+    const requestLines = server.logs.filter((line) => line.includes('"msg":"request"'));
+    assert.ok(requestLines.some((line) => line.includes('"path":"/external/v1/encounters"')));
+    assert.doesNotMatch(server.logs.join('\n'), FOREIGN, 'log lines');
+  });
+
+  test('security: the media host and the admin port reduce an absolute-form target too', async () => {
+    const link = new URL(
+      (await server.api.get(pathFor('getAudio', world), { token: world.token })).body.audio_url,
+    );
+    const audio = await absoluteGet(server.mediaUrl!, `${link.pathname}${link.search}`);
+    assert.equal(audio.status, 200, audio.raw.slice(0, 300));
+    assert.equal(audio.body, AUDIO_BYTES.toString('utf8'));
+    assert.doesNotMatch(audio.raw, FOREIGN);
+
+    const metrics = await absoluteGet(server.adminUrl!, '/metrics');
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.body, /eds_http_open_connections\{port="api"\}/);
+
+    const mediaLines = server.logs.filter((line) => line.includes('"msg":"media request"'));
+    assert.ok(mediaLines.some((line) => line.includes(`"path":"${link.pathname}"`)));
+    assert.doesNotMatch(server.logs.join('\n'), FOREIGN, 'log lines');
+  });
+
+  test("security: with two Authorization headers, another organization's key first discloses nothing and is audited as malformed", async () => {
+    const path = pathFor('getEncounter', world, { encounter: world.encounterB });
+    const answer = await rawRequest(
+      server.url,
+      requestText(`GET ${path} HTTP/1.1`, [
+        'Host: 127.0.0.1',
+        `Authorization: Bearer ${world.tokenB}`,
+        `Authorization: Bearer ${world.token}`,
+      ]),
+    );
+    assert.equal(answer.status, 401);
+    const problem = JSON.parse(answer.body);
+    assert.equal(problem.reason_code, 'malformed_token');
+    assert.doesNotMatch(answer.body, new RegExp(world.encounterB));
+    await server.flushAudit();
+    const record = await server.services.store.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('request_id', '=', problem.request_id)
+      .executeTakeFirst();
+    assert.equal(record?.reason_code, 'malformed_token');
+    assert.equal(record?.key_id, null, 'neither key is taken for the caller');
+  });
+});
