@@ -38,6 +38,7 @@ import {
   updateSubscription,
 } from '../store/webhookSubscriptions.js';
 import { toIso } from '../time.js';
+import { endpointHostRefusal } from './egress.js';
 import { endpointOrigin, endpointUrlProblem } from './endpointUrl.js';
 import { encryptSigningSecret, generateSigningSecret } from './secrets.js';
 import { openSigningSecret, previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
@@ -50,9 +51,12 @@ export const CORRELATION_STATUSES: readonly CorrelationStatus[] = [
   'not_confirmed_runtime_blocked',
 ];
 
+/** The URL's form and what the egress policy can judge without DNS (IP literals, loopback names). */
 function checkUrl(admin: WebhookAdmin, url: string): void {
   const problem = endpointUrlProblem(url, admin.config.webhooks);
   if (problem) throw new OperatorError(problem.message);
+  const refusal = endpointHostRefusal(url, admin.config.webhooks.allowPrivateNetworks);
+  if (refusal) throw new OperatorError(`the egress policy refuses the endpoint: its host is ${refusal}`);
 }
 
 async function requireSubscription(admin: WebhookAdmin, id: string): Promise<WebhookSubscriptionRow> {
