@@ -195,7 +195,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       attemptTimeoutMs: read.int('EDS_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       concurrency: read.int('EDS_WEBHOOK_CONCURRENCY', 32, 1, 1024),
       perEndpointConcurrency: read.int('EDS_WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1, 256),
-      leaseMs: read.int('EDS_WEBHOOK_LEASE_MS', 60_000, 1000, 3_600_000),
+      leaseMs: read.int('EDS_WEBHOOK_LEASE_MS', 10_000, 1000, 3_600_000),
       pollIntervalMs: read.int('EDS_WEBHOOK_POLL_MS', 1000, 10, 60_000),
     },
     // Rate limits and the client address (decisions.md, Rate limits).

@@ -51,6 +51,8 @@ const SQLITE_WATCH_MS = 50;
 interface Held {
   readonly token: string;
   readonly controller: AbortController;
+  /** When the claim runs out unless renewed, by this worker's own reckoning. */
+  leaseUntil: number;
   /** Whether the HTTP attempt has started (then stopping waits for it, bounded). */
   sending: boolean;
   readonly done: Promise<void>;
@@ -127,13 +129,15 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
         while (running && held.size < settings.concurrency) {
           const want = Math.min(settings.concurrency - held.size, CLAIM_BATCH);
           const token = randomBytes(18).toString('base64url');
+          const claimedAt = clock();
           const batch = await claimDueDeliveries(db, {
-            now: clock(),
+            now: claimedAt,
             leaseMs: settings.leaseMs,
             token,
             limit: want,
           });
-          for (const delivery of batch) dispatch(delivery, token);
+          const leaseUntil = claimedAt + settings.leaseMs;
+          for (const delivery of batch) dispatch(delivery, token, leaseUntil);
           backlog = batch.length === want;
           if (!backlog) break;
         }
@@ -154,11 +158,12 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     }
   }
 
-  function dispatch(delivery: ClaimedDelivery, token: string): void {
+  function dispatch(delivery: ClaimedDelivery, token: string, leaseUntil: number): void {
     const controller = new AbortController();
     const entry: Held = {
       token,
       controller,
+      leaseUntil,
       sending: false,
       done: Promise.resolve()
         .then(() => deliver(delivery, entry))
@@ -312,25 +317,39 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     else log.warn(fields, 'webhook attempt did not succeed');
   }
 
-  /** Keeps the leases of held deliveries alive; aborts the ones this worker no longer holds. */
-  const renewal = setInterval(
-    () => {
-      void (async () => {
-        const byToken = new Map<string, string[]>();
-        for (const [id, entry] of held) byToken.set(entry.token, [...(byToken.get(entry.token) ?? []), id]);
-        for (const [token, ids] of byToken) {
-          try {
-            const kept = new Set(await renewLeases(db, ids, token, clock(), settings.leaseMs));
-            for (const id of ids)
-              if (!kept.has(id)) held.get(id)?.controller.abort('lease_lost' as ErrorClass);
-          } catch (error) {
-            log.warn({ err: errorSummary(error) }, 'renewing webhook delivery leases failed');
+  /**
+   * The heartbeat: keeps the leases of held deliveries alive, so that leases can be short and a
+   * dead worker's claims are taken over within seconds. An attempt whose claim this worker no
+   * longer holds, or could not renew in time (the store unreachable), is cut short before the
+   * lease runs out: another worker may claim it then, and two live attempts of one delivery must
+   * never overlap.
+   */
+  const renewEveryMs = Math.max(250, Math.floor(settings.leaseMs / 3));
+  const renewal = setInterval(() => {
+    void (async () => {
+      const byToken = new Map<string, string[]>();
+      for (const [id, entry] of held) byToken.set(entry.token, [...(byToken.get(entry.token) ?? []), id]);
+      for (const [token, ids] of byToken) {
+        const renewedAt = clock();
+        try {
+          const kept = new Set(await renewLeases(db, ids, token, renewedAt, settings.leaseMs));
+          for (const id of ids) {
+            const entry = held.get(id);
+            if (!entry) continue;
+            if (kept.has(id)) entry.leaseUntil = renewedAt + settings.leaseMs;
+            else entry.controller.abort('lease_lost' as ErrorClass);
           }
+        } catch (error) {
+          log.warn({ err: errorSummary(error) }, 'renewing webhook delivery leases failed');
         }
-      })();
-    },
-    Math.max(250, Math.floor(settings.leaseMs / 3)),
-  );
+      }
+      // Would run out before the next heartbeat: stop now rather than outlive the claim.
+      const cutoff = clock() + renewEveryMs;
+      for (const entry of held.values()) {
+        if (entry.leaseUntil <= cutoff) entry.controller.abort('lease_lost' as ErrorClass);
+      }
+    })();
+  }, renewEveryMs);
   renewal.unref();
 
   const unsubscribe = onDeliveryWork(requestPump);
