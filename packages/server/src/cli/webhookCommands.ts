@@ -6,8 +6,10 @@
 import { userInfo } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FOLLOW_UP_ROUTES } from '../contract/routes.js';
+import { OperatorError } from '../domain/errors.js';
 import type { CorrelationStatus, DeliveryStatus } from '../store/schema.js';
 import { listDeliveryViews, recoverDeliveries, redeliverEvent } from '../webhooks/deliveryOps.js';
+import { listFailures, resumeSubscription } from '../webhooks/endpointTrouble.js';
 import {
   activateSubscription,
   CORRELATION_STATUSES,
@@ -169,12 +171,50 @@ export function registerWebhookCommands(program: Command, run: typeof runCommand
 
   webhook
     .command('redeliver')
-    .description('send an event again to the eligible subscriptions (same Delivery-Id where one exists)')
-    .argument('<event_id>', 'event id')
-    .option('--subscription <id>', 'only this subscription')
-    .action((eventId: string, opts: { subscription?: string }) =>
-      run(async ({ services }) => redeliverEvent(services, eventId, opts.subscription)),
+    .description(
+      'send an event again to the eligible subscriptions (same Delivery-Id where one exists), or with --endpoint and --since every failed delivery of one endpoint',
+    )
+    .argument('[event_id]', 'event id')
+    .option('--subscription <id>', 'with an event: only this subscription')
+    .option('--endpoint <id>', 'without an event: this subscription’s failed deliveries')
+    .option(
+      '--since <iso>',
+      'with --endpoint: of events created at or after this RFC 3339 time',
+      parseInstant,
+    )
+    .action(
+      (eventId: string | undefined, opts: { subscription?: string; endpoint?: string; since?: number }) =>
+        run(async ({ services }) => {
+          if (eventId !== undefined) {
+            if (opts.endpoint !== undefined || opts.since !== undefined) {
+              throw new OperatorError('give either an event id, or --endpoint ID --since ISO, not both');
+            }
+            return redeliverEvent(services, eventId, opts.subscription);
+          }
+          if (opts.endpoint === undefined || opts.since === undefined) {
+            throw new OperatorError('give an event id, or --endpoint ID --since ISO');
+          }
+          return recoverDeliveries(services, { subscriptionId: opts.endpoint, sinceMs: opts.since });
+        }),
     );
+
+  webhook
+    .command('failures')
+    .description('deliveries that failed (attempts exhausted, or a terminal answer), most recent first')
+    .option('--org <id>', 'only this organization')
+    .option('--since <iso>', 'only those that failed at or after this RFC 3339 time', parseInstant)
+    .option('--limit <n>', 'at most this many (default 1000)', parseWholeNumber(1, 100_000))
+    .action((opts: { org?: string; since?: number; limit?: number }) =>
+      run(async ({ services }) =>
+        listFailures(services, { organizationId: opts.org, sinceMs: opts.since, limit: opts.limit }),
+      ),
+    );
+
+  webhook
+    .command('resume')
+    .description('resume a paused endpoint: what waited is sent, oldest first')
+    .argument('<id>', 'subscription id')
+    .action((id: string) => run(async ({ services }) => resumeSubscription(services, id)));
 
   webhook
     .command('recover')

@@ -30,7 +30,7 @@ import {
   insertActivation,
   insertSecretRotation,
   insertSubscription,
-  isSubscriptionEligible,
+  isSubscriptionSending,
   listSecretRotations,
   listSubscriptions,
   markActivationRevoked,
@@ -390,7 +390,11 @@ function toView(
     correlation_status: row.correlation_status,
     correlation_updated_at: toIso(row.correlation_updated_at),
     /** Whether an event written now would be delivered (every gate, the deployment's included). */
-    delivering: admin.config.webhooks.enabled && isSubscriptionEligible(row),
+    delivering: admin.config.webhooks.enabled && isSubscriptionSending(row),
+    /** Since when every attempt to the receiver has failed (null after a success). */
+    failing_since: row.failing_since === null ? null : toIso(row.failing_since),
+    /** Paused for failing too long: its deliveries wait until `eds webhook resume`. */
+    paused: row.paused_at === null ? null : { since: toIso(row.paused_at), reason: row.pause_reason ?? '' },
     signing: describeSigning(row, admin.clock()),
     activation: activation ? describeActivation(activation) : null,
     created_at: toIso(row.created_at),

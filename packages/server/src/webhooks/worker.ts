@@ -21,7 +21,9 @@ import {
   releaseUnattempted,
   renewLeases,
 } from '../store/webhookDeliveries.js';
-import { isSubscriptionEligible } from '../store/webhookSubscriptions.js';
+import type { PausedEndpoint } from '../store/webhookEndpointHealth.js';
+import { isSubscriptionSending } from '../store/webhookSubscriptions.js';
+import { toIso } from '../time.js';
 import type { ErrorClass } from './classify.js';
 import { CompletionWriter } from './completions.js';
 import { createEgressAgent } from './egress.js';
@@ -78,7 +80,17 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
   });
   const endpoints = new KeyedLimiter(settings.perEndpointConcurrency);
   const held = new Map<string, Held>();
-  const completions = new CompletionWriter(db);
+  const completions = new CompletionWriter(db, settings.pauseAfterMs, (paused: PausedEndpoint) => {
+    metrics.webhookEndpointPauses.inc();
+    log.error(
+      {
+        subscription_id: paused.subscriptionId,
+        failing_since: toIso(paused.failingSince),
+        reason: paused.reason,
+      },
+      'webhook endpoint paused: its deliveries wait until `eds webhook resume`',
+    );
+  });
   const subscriptions = new SubscriptionCheck(db);
   const refillAt = Math.max(1, Math.min(CLAIM_BATCH, Math.floor(settings.concurrency / 2)));
 
@@ -204,6 +216,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     const completion: CompletionInput = {
       deliveryId: delivery.id,
       token: entry.token,
+      receiver: receiverVerdict(delivery.subscriptionId, result),
       now,
       next: nextState(result, delivery.roundAttempts, now),
       attempt: {
@@ -216,6 +229,8 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     };
     const outcome = await completions.complete(completion);
     record(delivery, origin, completion, outcome, now);
+    // A retryable failure that ends the delivery: its round is exhausted, an operator must act.
+    if (outcome === 'failed' && result.result === 'retryable') metrics.webhookDeliveriesExhausted.inc();
     if (completion.next.status === 'pending' && outcome === 'retry') armTimer(completion.next.dueAt);
   }
 
@@ -231,7 +246,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     if (!running || entry.controller.signal.aborted) return undefined;
     // The gates again, at send time: the claim may be a while old.
     const sub = await subscriptions.current(delivery.subscriptionId);
-    if (!sub || !isSubscriptionEligible(sub)) return undefined;
+    if (!sub || !isSubscriptionSending(sub)) return undefined;
     const startedAt = clock();
     const urlProblem = endpointUrlProblem(sub.url, settings);
     if (urlProblem) return { result: localFailure(urlProblem.problem), startedAt };
@@ -385,6 +400,21 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
       await agent.close().catch(() => {});
     },
   };
+}
+
+/** Failures that say nothing about the receiver: ours, or the proxy's alone. */
+const NOT_THE_RECEIVER = new Set<ErrorClass>([
+  'worker_shutdown',
+  'lease_lost',
+  'secret_unavailable',
+  'proxy_unreachable',
+]);
+
+function receiverVerdict(subscriptionId: string, result: AttemptResult): CompletionInput['receiver'] {
+  if (result.result === 'success') return { subscriptionId, verdict: 'ok', cause: 'success' };
+  if (result.errorClass !== null && NOT_THE_RECEIVER.has(result.errorClass)) return undefined;
+  const cause = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.errorClass ?? 'unknown');
+  return { subscriptionId, verdict: 'failed', cause };
 }
 
 function localFailure(errorClass: ErrorClass): AttemptResult {
