@@ -77,6 +77,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     allowPrivateNetworks: settings.allowPrivateNetworks,
     connectTimeoutMs: settings.attemptTimeoutMs,
     connectionsPerOrigin: settings.perEndpointConcurrency,
+    proxyUrl: settings.proxyUrl,
   });
   const endpoints = new KeyedLimiter(settings.perEndpointConcurrency);
   const held = new Map<string, Held>();
