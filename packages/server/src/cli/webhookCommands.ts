@@ -8,7 +8,13 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { FOLLOW_UP_ROUTES } from '../contract/routes.js';
 import { OperatorError } from '../domain/errors.js';
 import type { CorrelationStatus, DeliveryStatus } from '../store/schema.js';
-import { listDeliveryViews, recoverDeliveries, redeliverEvent } from '../webhooks/deliveryOps.js';
+import {
+  DELIVERY_REPORT_COLUMNS,
+  deliveryReportRows,
+  listDeliveryViews,
+  recoverDeliveries,
+  redeliverEvent,
+} from '../webhooks/deliveryOps.js';
 import { listFailures, resumeSubscription } from '../webhooks/endpointTrouble.js';
 import {
   activateSubscription,
@@ -23,7 +29,7 @@ import {
   setCorrelationStatus,
 } from '../webhooks/subscriptions.js';
 import { parseGraceSeconds, parseInstant, parseList, parseWholeNumber } from './optionParsers.js';
-import { note } from './output.js';
+import { note, writeLine } from './output.js';
 import type { runCommand } from './runCommand.js';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
@@ -42,6 +48,19 @@ function parseCorrelation(text: string): CorrelationStatus {
 function parseDeliveryStatus(text: string): DeliveryStatus {
   if ((DELIVERY_STATUSES as readonly string[]).includes(text)) return text as DeliveryStatus;
   throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUSES.join(', ')}.`);
+}
+
+type ReportFormat = 'json' | 'ndjson' | 'csv';
+
+function parseReportFormat(text: string): ReportFormat {
+  if (text === 'json' || text === 'ndjson' || text === 'csv') return text;
+  throw new InvalidArgumentError('expected json, ndjson or csv.');
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+function csvField(value: string | number | null): string {
+  const text = value === null ? '' : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** Who ran the command, when `--by` does not say: the operating-system account. */
@@ -153,20 +172,55 @@ export function registerWebhookCommands(program: Command, run: typeof runCommand
 
   webhook
     .command('deliveries')
-    .description('deliveries, newest first, with their attempts (codes, timings, errors; never bodies)')
+    .description(
+      'deliveries, newest first, with their attempts (codes, timings, errors; never bodies, URLs or secrets); ndjson or csv for a report to hand to a partner',
+    )
+    .option('--org <id>', 'only this organization')
     .option('--subscription <id>', 'only this subscription')
     .option('--event <id>', 'only this event')
+    .option('--since <iso>', 'only deliveries created at or after this RFC 3339 time', parseInstant)
     .option('--status <status>', DELIVERY_STATUSES.join('|'), parseDeliveryStatus)
-    .option('--limit <n>', 'at most this many (default 100)', parseWholeNumber(1, 10_000))
-    .action((opts: { subscription?: string; event?: string; status?: DeliveryStatus; limit?: number }) =>
-      run(async ({ services }) =>
-        listDeliveryViews(services, {
-          subscriptionId: opts.subscription,
-          eventId: opts.event,
-          status: opts.status,
-          limit: opts.limit,
+    .option(
+      '--limit <n>',
+      'at most this many (default 100; 100000 for ndjson and csv)',
+      parseWholeNumber(1, 1_000_000),
+    )
+    .option(
+      '--format <format>',
+      'json (one object), ndjson (a delivery a line) or csv (an attempt a row)',
+      parseReportFormat,
+      'json',
+    )
+    .action(
+      (opts: {
+        org?: string;
+        subscription?: string;
+        event?: string;
+        since?: number;
+        status?: DeliveryStatus;
+        limit?: number;
+        format: ReportFormat;
+      }) =>
+        run(async ({ services }) => {
+          const views = await listDeliveryViews(services, {
+            organizationId: opts.org,
+            subscriptionId: opts.subscription,
+            eventId: opts.event,
+            sinceMs: opts.since,
+            status: opts.status,
+            limit: opts.limit ?? (opts.format === 'json' ? 100 : 100_000),
+          });
+          if (opts.format === 'json') return views;
+          if (opts.format === 'ndjson') {
+            for (const view of views.deliveries) await writeLine(JSON.stringify(view));
+            return undefined;
+          }
+          await writeLine(DELIVERY_REPORT_COLUMNS.join(','));
+          for (const view of views.deliveries) {
+            for (const row of deliveryReportRows(view)) await writeLine(row.map(csvField).join(','));
+          }
+          return undefined;
         }),
-      ),
     );
 
   webhook

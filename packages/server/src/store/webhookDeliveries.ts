@@ -440,6 +440,9 @@ export async function failedDeliveries(
 
 export interface DeliveryQuery {
   subscriptionId?: string | undefined;
+  organizationId?: string | undefined;
+  /** Deliveries created (with their event) at or after this time. */
+  sinceMs?: number | undefined;
   eventId?: string | undefined;
   status?: DeliveryStatus | undefined;
   limit: number;
@@ -453,6 +456,8 @@ export async function listDeliveries(
   let q = db.selectFrom('webhook_deliveries').selectAll();
   if (query.subscriptionId !== undefined) q = q.where('subscription_id', '=', query.subscriptionId);
   if (query.eventId !== undefined) q = q.where('event_id', '=', query.eventId);
+  if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
+  if (query.sinceMs !== undefined) q = q.where('created_at', '>=', query.sinceMs);
   if (query.status !== undefined) q = q.where('status', '=', query.status);
   const deliveries = await q.orderBy('created_at', 'desc').orderBy('id').limit(query.limit).execute();
   if (deliveries.length === 0) return [];
