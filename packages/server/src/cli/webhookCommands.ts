@@ -20,6 +20,7 @@ import {
   activateSubscription,
   CORRELATION_STATUSES,
   changeEndpoint,
+  checkSubscription,
   createSubscription,
   DEFAULT_SECRET_GRACE_SECONDS,
   describeSubscription,
@@ -141,16 +142,46 @@ export function registerWebhookCommands(program: Command, run: typeof runCommand
     )
     .requiredOption('--by <name>', 'who approved the activation')
     .requiredOption('--reference <text>', 'the approval record (ticket, change request)')
-    .action((id: string, opts: { routes: string[]; by: string; reference: string }) =>
-      run(async ({ services, config }) => {
-        const result = await activateSubscription(services, id, opts);
-        if (!config.webhooks.enabled) {
-          note(
-            'eds: note: webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED=true turns it on)',
-          );
-        } else if (result.correlation_status !== 'confirmed') {
-          note('eds: note: delivery waits until `eds webhook correlation ID confirmed`');
-        }
+    .option('--force', 'activate although a confirmation failed (needs --reason)')
+    .option('--reason <text>', 'with --force: why, recorded with the activation')
+    .action(
+      (
+        id: string,
+        opts: { routes: string[]; by: string; reference: string; force?: boolean; reason?: string },
+      ) =>
+        run(async ({ services, config }) => {
+          if (opts.force === true && opts.reason === undefined) {
+            throw new OperatorError('--force needs --reason TEXT (recorded with the activation)');
+          }
+          if (opts.force !== true && opts.reason !== undefined)
+            throw new OperatorError('--reason goes with --force');
+          const result = await activateSubscription(services, id, {
+            routes: opts.routes,
+            by: opts.by,
+            reference: opts.reference,
+            forceReason: opts.force === true ? opts.reason : undefined,
+          });
+          if (!config.webhooks.enabled) {
+            note(
+              'eds: note: webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED=true turns it on)',
+            );
+          } else if (result.correlation_status !== 'confirmed') {
+            note('eds: note: delivery waits until `eds webhook correlation ID confirmed`');
+          }
+          return result;
+        }),
+    );
+
+  webhook
+    .command('check')
+    .description(
+      'the activation confirmations for the current revision, each passed or failed with the reason (DNS under the egress policy, proxy, TLS); sends no event; exits 1 when one failed',
+    )
+    .argument('<id>', 'subscription id')
+    .action((id: string) =>
+      run(async ({ services }) => {
+        const result = await checkSubscription(services, id);
+        if (!result.passed) process.exitCode = 1;
         return result;
       }),
     );

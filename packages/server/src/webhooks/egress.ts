@@ -215,7 +215,7 @@ export interface EgressOptions {
  * listens there would otherwise change the outcome), then connects, then checks the connected
  * address again (the lookup already judged DNS names; this is the last word).
  */
-function directConnector(options: EgressOptions): buildConnector.connector {
+export function directConnector(options: EgressOptions): buildConnector.connector {
   const base = buildConnector({
     lookup: guardedLookup(options.allowPrivateNetworks),
     timeout: options.connectTimeoutMs,

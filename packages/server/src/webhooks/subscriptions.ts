@@ -40,8 +40,9 @@ import {
 import { toIso } from '../time.js';
 import { endpointHostRefusal } from './egress.js';
 import { endpointOrigin, endpointUrlProblem } from './endpointUrl.js';
+import { confirmReadiness } from './readiness.js';
 import { encryptSigningSecret, generateSigningSecret } from './secrets.js';
-import { openSigningSecret, previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
+import { previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
 import { announceDeliveryWork } from './wake.js';
 
 export type WebhookAdmin = Pick<Services, 'store' | 'config' | 'digestKey' | 'clock'>;
@@ -195,6 +196,8 @@ export interface ActivationInput {
   routes: readonly string[];
   by: string;
   reference: string;
+  /** Activate although a confirmation failed; the reason is recorded with the provenance. */
+  forceReason?: string | undefined;
 }
 
 export function parseFollowUpRoutes(names: readonly string[]): FollowUpRoute[] {
@@ -219,19 +222,29 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
   const reference = input.reference.trim();
   if (by === '') throw new OperatorError('--by must name who approved the activation');
   if (reference === '') throw new OperatorError('--reference must point to the approval record');
+  const forceReason = input.forceReason?.trim();
+  if (forceReason === '') throw new OperatorError('--reason must say why the activation is forced');
   const scopes = scopesForFollowUpRoutes(routes);
   const { config } = admin;
+
+  // The confirmations reach out to the network: checked before the transaction, for the revision
+  // read here; the transaction refuses if the subscription changed meanwhile.
+  const checked = await requireSubscription(admin, id);
+  checkUrl(admin, checked.url);
+  const confirmations = await confirmReadiness(admin, checked, routes);
+  const failed = confirmations.filter((c) => !c.passed && c.blocksActivation);
+  if (failed.length > 0 && forceReason === undefined) {
+    throw new OperatorError(
+      `activation refused: ${failed.map((c) => `${c.name}: ${c.reason}`).join('; ')} (\`eds webhook check ${id}\` shows every confirmation; --force --reason TEXT activates anyway)`,
+    );
+  }
 
   return admin.store.db.transaction().execute(async (tx) => {
     const sub = await getSubscription(tx, id);
     if (!sub) throw new OperatorError(`webhook subscription ${id} does not exist`);
-    checkUrl(admin, sub.url);
-    // Signing setup: the stored secret must decrypt with this deployment's secret.
-    try {
-      openSigningSecret(signingCiphertextAt(sub, admin.clock()), sub.id, config.secrets);
-    } catch {
+    if (sub.revision !== checked.revision || sub.url !== checked.url) {
       throw new OperatorError(
-        'the signing secret cannot be decrypted with the configured EDS_KEY_DIGEST_SECRET; rotate it first',
+        `webhook subscription ${id} changed while it was checked; nothing was activated`,
       );
     }
     const now = admin.clock();
@@ -268,6 +281,8 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
         redirects_followed: false,
       },
       audit: { attempts_recorded: true, api_requests_audited: true },
+      confirmations: confirmations.map(({ name, passed, reason }) => ({ name, passed, reason })),
+      forced: failed.length > 0 ? { reason: forceReason, failed: failed.map((c) => c.name) } : null,
     };
     const activationId = `wha_${randomBase62(22)}`;
     await insertActivation(tx, {
@@ -308,8 +323,22 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
       correlation_status: sub.correlation_status,
       replaced_api_key_id: replacedKeyId,
       delivering: config.webhooks.enabled && sub.correlation_status === 'confirmed',
+      confirmations: confirmations.map(({ name, passed, reason }) => ({ name, passed, reason })),
+      forced_reason: failed.length > 0 ? (forceReason ?? null) : null,
     };
   });
+}
+
+/** `eds webhook check`: the confirmations for the current revision, sending nothing. */
+export async function checkSubscription(admin: WebhookAdmin, id: string) {
+  const sub = await requireSubscription(admin, id);
+  const confirmations = await confirmReadiness(admin, sub);
+  return {
+    subscription_id: sub.id,
+    revision: sub.revision,
+    passed: confirmations.every((c) => c.passed),
+    confirmations: confirmations.map(({ name, passed, reason }) => ({ name, passed, reason })),
+  };
 }
 
 /**

@@ -103,6 +103,8 @@ export async function createHarness(
           routes: options.routes ?? ['encounter', 'document', 'transcript'],
           by: 'Test Approver',
           reference: 'CHG-0001',
+          // Fixtures activate receivers that may not listen yet; the confirmations are tested on their own.
+          forceReason: 'test fixture',
         });
       }
       if ((options.correlation ?? 'confirmed') === 'confirmed') {
