@@ -96,6 +96,10 @@ export interface Config {
     readonly perEndpointConcurrency: number;
     readonly leaseMs: number;
     readonly pollIntervalMs: number;
+    /** An endpoint whose attempts have all failed for this long is paused. */
+    readonly pauseAfterMs: number;
+    /** Every delivery goes through this HTTP CONNECT forward proxy (it may carry credentials). */
+    readonly proxyUrl: string | undefined;
   };
   readonly rateLimits: RateLimitConfig;
   /** Proxies (addresses or CIDRs) whose X-Forwarded-For is believed; empty: the socket's address. */
@@ -205,8 +209,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       attemptTimeoutMs: read.int('EDS_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       concurrency: read.int('EDS_WEBHOOK_CONCURRENCY', 32, 1, 1024),
       perEndpointConcurrency: read.int('EDS_WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1, 256),
-      leaseMs: read.int('EDS_WEBHOOK_LEASE_MS', 60_000, 1000, 3_600_000),
+      leaseMs: read.int('EDS_WEBHOOK_LEASE_MS', 10_000, 1000, 3_600_000),
       pollIntervalMs: read.int('EDS_WEBHOOK_POLL_MS', 1000, 10, 60_000),
+      pauseAfterMs: read.duration('EDS_WEBHOOK_PAUSE_AFTER', 72 * 3_600_000, 1000),
+      proxyUrl: parseProxyUrl(read),
     },
     // Rate limits and the client address (decisions.md, Rate limits).
     rateLimits: {
@@ -267,6 +273,21 @@ function parseRedisUrl(read: EnvReader): string | undefined {
     if ((url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '') return raw;
   } catch {}
   read.fail('EDS_REDIS_URL', 'must be a redis:// or rediss:// URL with a host');
+  return undefined;
+}
+
+/** `EDS_WEBHOOK_PROXY_URL` (or `_FILE`, as credentials may be in it): an http:// CONNECT proxy. */
+function parseProxyUrl(read: EnvReader): string | undefined {
+  const raw = read.secret('EDS_WEBHOOK_PROXY_URL');
+  if (raw === undefined) return undefined;
+  try {
+    const url = new URL(raw);
+    if (url.protocol === 'http:' && url.hostname !== '' && (url.pathname === '/' || url.pathname === '')) {
+      return raw;
+    }
+  } catch {}
+  // The value is not echoed: it may hold the proxy's password.
+  read.fail('EDS_WEBHOOK_PROXY_URL', 'must be an http://[user:password@]host:port URL of a forward proxy');
   return undefined;
 }
 
@@ -417,6 +438,20 @@ class EnvReader {
       return fallback;
     }
     return values;
+  }
+
+  /** A duration: whole seconds, or a number with a unit (`90s`, `30m`, `72h`, `5d`); in ms. */
+  duration(name: string, fallbackMs: number, minMs: number): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallbackMs;
+    const m = /^(\d+)(s|m|h|d)?$/.exec(raw);
+    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m?.[2] ?? 's'] ?? 1000;
+    const ms = m ? Number(m[1]) * unit : Number.NaN;
+    if (!Number.isSafeInteger(ms) || ms < minMs) {
+      this.fail(name, `must be a duration of at least ${minMs / 1000} s, like 72h, 30m or 3600`);
+      return fallbackMs;
+    }
+    return ms;
   }
 
   port(name: string, fallback: number): number {

@@ -16,6 +16,29 @@ const GAUGES_NAMED_LIKE_COUNTERS = ['handles', 'requests', 'resources'].map(
 /** Values read from the store when scraped; set by whoever owns the store (services.ts). */
 export interface MetricSources {
   keysOffCurrentDigestSecret?: () => Promise<number>;
+  pausedWebhookEndpoints?: () => Promise<number>;
+}
+
+/** A gauge read from the store when scraped (its source set later by whoever owns the store). */
+function storeGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => Promise<number> | undefined,
+): Gauge {
+  return new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      try {
+        const value = await read();
+        if (value !== undefined) this.set(value);
+      } catch {
+        // The store is unreachable: keep the last value; the scrape itself must not fail.
+      }
+    },
+  });
 }
 
 export function createMetrics() {
@@ -62,19 +85,12 @@ export function createMetrics() {
       help: 'Keys moved from the previous digest secret to the current one on use.',
       registers: [registry],
     }),
-    keysOffCurrentDigestSecret: new Gauge({
-      name: 'eds_api_keys_off_current_digest_secret',
-      help: 'Usable keys not yet known to be on the current digest secret (0: the previous one can go).',
-      registers: [registry],
-      async collect() {
-        if (!sources.keysOffCurrentDigestSecret) return;
-        try {
-          this.set(await sources.keysOffCurrentDigestSecret());
-        } catch {
-          // The store is unreachable: keep the last value; the scrape itself must not fail.
-        }
-      },
-    }),
+    keysOffCurrentDigestSecret: storeGauge(
+      registry,
+      'eds_api_keys_off_current_digest_secret',
+      'Usable keys not yet known to be on the current digest secret (0: the previous one can go).',
+      () => sources.keysOffCurrentDigestSecret?.(),
+    ),
     auditQueueDepth: new Gauge({
       name: 'eds_audit_queue_depth',
       help: 'Audit records waiting to be written.',
@@ -108,6 +124,22 @@ export function createMetrics() {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    webhookDeliveriesExhausted: new Counter({
+      name: 'eds_webhook_deliveries_exhausted_total',
+      help: 'Webhook deliveries whose retry round ended without success (listed by `eds webhook failures`).',
+      registers: [registry],
+    }),
+    webhookEndpointPauses: new Counter({
+      name: 'eds_webhook_endpoint_pauses_total',
+      help: 'Webhook endpoints paused after failing for EDS_WEBHOOK_PAUSE_AFTER (their deliveries wait).',
+      registers: [registry],
+    }),
+    webhookEndpointsPaused: storeGauge(
+      registry,
+      'eds_webhook_endpoints_paused',
+      'Webhook endpoints paused now, waiting for `eds webhook resume`.',
+      () => sources.pausedWebhookEndpoints?.(),
+    ),
     webhookDeliveryLatency: new Histogram({
       name: 'eds_webhook_event_to_delivery_seconds',
       help: 'Time from event to successful delivery.',

@@ -10,6 +10,7 @@ import type { MediaStorage } from './media/storage.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { countKeysOffCurrentSecret } from './store/apiKeys.js';
 import { openStore, type Store } from './store/database.js';
+import { countPausedEndpoints } from './store/webhookEndpointHealth.js';
 
 export type Clock = () => number;
 
@@ -41,6 +42,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const metrics = createMetrics();
   metrics.sources.keysOffCurrentDigestSecret = () =>
     countKeysOffCurrentSecret(store.db, digestSecretId(digestKey.current()), clock());
+  metrics.sources.pausedWebhookEndpoints = () => countPausedEndpoints(store.db);
   return {
     config,
     store,

@@ -6,12 +6,21 @@
 import { userInfo } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FOLLOW_UP_ROUTES } from '../contract/routes.js';
+import { OperatorError } from '../domain/errors.js';
 import type { CorrelationStatus, DeliveryStatus } from '../store/schema.js';
-import { listDeliveryViews, recoverDeliveries, redeliverEvent } from '../webhooks/deliveryOps.js';
+import {
+  DELIVERY_REPORT_COLUMNS,
+  deliveryReportRows,
+  listDeliveryViews,
+  recoverDeliveries,
+  redeliverEvent,
+} from '../webhooks/deliveryOps.js';
+import { listFailures, resumeSubscription } from '../webhooks/endpointTrouble.js';
 import {
   activateSubscription,
   CORRELATION_STATUSES,
   changeEndpoint,
+  checkSubscription,
   createSubscription,
   DEFAULT_SECRET_GRACE_SECONDS,
   describeSubscription,
@@ -21,7 +30,7 @@ import {
   setCorrelationStatus,
 } from '../webhooks/subscriptions.js';
 import { parseGraceSeconds, parseInstant, parseList, parseWholeNumber } from './optionParsers.js';
-import { note } from './output.js';
+import { note, writeLine } from './output.js';
 import type { runCommand } from './runCommand.js';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
@@ -40,6 +49,19 @@ function parseCorrelation(text: string): CorrelationStatus {
 function parseDeliveryStatus(text: string): DeliveryStatus {
   if ((DELIVERY_STATUSES as readonly string[]).includes(text)) return text as DeliveryStatus;
   throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUSES.join(', ')}.`);
+}
+
+type ReportFormat = 'json' | 'ndjson' | 'csv';
+
+function parseReportFormat(text: string): ReportFormat {
+  if (text === 'json' || text === 'ndjson' || text === 'csv') return text;
+  throw new InvalidArgumentError('expected json, ndjson or csv.');
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+function csvField(value: string | number | null): string {
+  const text = value === null ? '' : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** Who ran the command, when `--by` does not say: the operating-system account. */
@@ -120,16 +142,46 @@ export function registerWebhookCommands(program: Command, run: typeof runCommand
     )
     .requiredOption('--by <name>', 'who approved the activation')
     .requiredOption('--reference <text>', 'the approval record (ticket, change request)')
-    .action((id: string, opts: { routes: string[]; by: string; reference: string }) =>
-      run(async ({ services, config }) => {
-        const result = await activateSubscription(services, id, opts);
-        if (!config.webhooks.enabled) {
-          note(
-            'eds: note: webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED=true turns it on)',
-          );
-        } else if (result.correlation_status !== 'confirmed') {
-          note('eds: note: delivery waits until `eds webhook correlation ID confirmed`');
-        }
+    .option('--force', 'activate although a confirmation failed (needs --reason)')
+    .option('--reason <text>', 'with --force: why, recorded with the activation')
+    .action(
+      (
+        id: string,
+        opts: { routes: string[]; by: string; reference: string; force?: boolean; reason?: string },
+      ) =>
+        run(async ({ services, config }) => {
+          if (opts.force === true && opts.reason === undefined) {
+            throw new OperatorError('--force needs --reason TEXT (recorded with the activation)');
+          }
+          if (opts.force !== true && opts.reason !== undefined)
+            throw new OperatorError('--reason goes with --force');
+          const result = await activateSubscription(services, id, {
+            routes: opts.routes,
+            by: opts.by,
+            reference: opts.reference,
+            forceReason: opts.force === true ? opts.reason : undefined,
+          });
+          if (!config.webhooks.enabled) {
+            note(
+              'eds: note: webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED=true turns it on)',
+            );
+          } else if (result.correlation_status !== 'confirmed') {
+            note('eds: note: delivery waits until `eds webhook correlation ID confirmed`');
+          }
+          return result;
+        }),
+    );
+
+  webhook
+    .command('check')
+    .description(
+      'the activation confirmations for the current revision, each passed or failed with the reason (DNS under the egress policy, proxy, TLS); sends no event; exits 1 when one failed',
+    )
+    .argument('<id>', 'subscription id')
+    .action((id: string) =>
+      run(async ({ services }) => {
+        const result = await checkSubscription(services, id);
+        if (!result.passed) process.exitCode = 1;
         return result;
       }),
     );
@@ -151,30 +203,103 @@ export function registerWebhookCommands(program: Command, run: typeof runCommand
 
   webhook
     .command('deliveries')
-    .description('deliveries, newest first, with their attempts (codes, timings, errors; never bodies)')
+    .description(
+      'deliveries, newest first, with their attempts (codes, timings, errors; never bodies, URLs or secrets); ndjson or csv for a report to hand to a partner',
+    )
+    .option('--org <id>', 'only this organization')
     .option('--subscription <id>', 'only this subscription')
     .option('--event <id>', 'only this event')
+    .option('--since <iso>', 'only deliveries created at or after this RFC 3339 time', parseInstant)
     .option('--status <status>', DELIVERY_STATUSES.join('|'), parseDeliveryStatus)
-    .option('--limit <n>', 'at most this many (default 100)', parseWholeNumber(1, 10_000))
-    .action((opts: { subscription?: string; event?: string; status?: DeliveryStatus; limit?: number }) =>
-      run(async ({ services }) =>
-        listDeliveryViews(services, {
-          subscriptionId: opts.subscription,
-          eventId: opts.event,
-          status: opts.status,
-          limit: opts.limit,
+    .option(
+      '--limit <n>',
+      'at most this many (default 100; 100000 for ndjson and csv)',
+      parseWholeNumber(1, 1_000_000),
+    )
+    .option(
+      '--format <format>',
+      'json (one object), ndjson (a delivery a line) or csv (an attempt a row)',
+      parseReportFormat,
+      'json',
+    )
+    .action(
+      (opts: {
+        org?: string;
+        subscription?: string;
+        event?: string;
+        since?: number;
+        status?: DeliveryStatus;
+        limit?: number;
+        format: ReportFormat;
+      }) =>
+        run(async ({ services }) => {
+          const views = await listDeliveryViews(services, {
+            organizationId: opts.org,
+            subscriptionId: opts.subscription,
+            eventId: opts.event,
+            sinceMs: opts.since,
+            status: opts.status,
+            limit: opts.limit ?? (opts.format === 'json' ? 100 : 100_000),
+          });
+          if (opts.format === 'json') return views;
+          if (opts.format === 'ndjson') {
+            for (const view of views.deliveries) await writeLine(JSON.stringify(view));
+            return undefined;
+          }
+          await writeLine(DELIVERY_REPORT_COLUMNS.join(','));
+          for (const view of views.deliveries) {
+            for (const row of deliveryReportRows(view)) await writeLine(row.map(csvField).join(','));
+          }
+          return undefined;
         }),
-      ),
     );
 
   webhook
     .command('redeliver')
-    .description('send an event again to the eligible subscriptions (same Delivery-Id where one exists)')
-    .argument('<event_id>', 'event id')
-    .option('--subscription <id>', 'only this subscription')
-    .action((eventId: string, opts: { subscription?: string }) =>
-      run(async ({ services }) => redeliverEvent(services, eventId, opts.subscription)),
+    .description(
+      'send an event again to the eligible subscriptions (same Delivery-Id where one exists), or with --endpoint and --since every failed delivery of one endpoint',
+    )
+    .argument('[event_id]', 'event id')
+    .option('--subscription <id>', 'with an event: only this subscription')
+    .option('--endpoint <id>', 'without an event: this subscription’s failed deliveries')
+    .option(
+      '--since <iso>',
+      'with --endpoint: of events created at or after this RFC 3339 time',
+      parseInstant,
+    )
+    .action(
+      (eventId: string | undefined, opts: { subscription?: string; endpoint?: string; since?: number }) =>
+        run(async ({ services }) => {
+          if (eventId !== undefined) {
+            if (opts.endpoint !== undefined || opts.since !== undefined) {
+              throw new OperatorError('give either an event id, or --endpoint ID --since ISO, not both');
+            }
+            return redeliverEvent(services, eventId, opts.subscription);
+          }
+          if (opts.endpoint === undefined || opts.since === undefined) {
+            throw new OperatorError('give an event id, or --endpoint ID --since ISO');
+          }
+          return recoverDeliveries(services, { subscriptionId: opts.endpoint, sinceMs: opts.since });
+        }),
     );
+
+  webhook
+    .command('failures')
+    .description('deliveries that failed (attempts exhausted, or a terminal answer), most recent first')
+    .option('--org <id>', 'only this organization')
+    .option('--since <iso>', 'only those that failed at or after this RFC 3339 time', parseInstant)
+    .option('--limit <n>', 'at most this many (default 1000)', parseWholeNumber(1, 100_000))
+    .action((opts: { org?: string; since?: number; limit?: number }) =>
+      run(async ({ services }) =>
+        listFailures(services, { organizationId: opts.org, sinceMs: opts.since, limit: opts.limit }),
+      ),
+    );
+
+  webhook
+    .command('resume')
+    .description('resume a paused endpoint: what waited is sent, oldest first')
+    .argument('<id>', 'subscription id')
+    .action((id: string) => run(async ({ services }) => resumeSubscription(services, id)));
 
   webhook
     .command('recover')

@@ -213,6 +213,12 @@ export interface WebhookSubscriptionsTable {
   previous_secret_ciphertext: string | null;
   /** From this time `secret_ciphertext` signs; before it, `previous_secret_ciphertext`. */
   secret_switch_at: number | null;
+  /** Since when every attempt to the receiver has failed; NULL once one succeeds. */
+  failing_since: number | null;
+  /** When delivery was paused for failing too long; NULL while it is not paused. */
+  paused_at: number | null;
+  /** Why it was paused, for the operator (classes and codes, never URLs or bodies). */
+  pause_reason: string | null;
 }
 
 /** One signing-secret rotation: who, when, and when the new secret starts signing. */

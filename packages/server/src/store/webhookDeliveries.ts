@@ -15,7 +15,12 @@ import type {
   WebhookDeliveriesTable,
   WebhookDeliveryRow,
 } from './schema.js';
-import { subscriptionEligible } from './webhookSubscriptions.js';
+import {
+  type PausedEndpoint,
+  type ReceiverObservation,
+  recordReceiverHealth,
+} from './webhookEndpointHealth.js';
+import { subscriptionSending } from './webhookSubscriptions.js';
 
 type Tx = Kysely<Database>;
 
@@ -71,7 +76,7 @@ export async function claimDueDeliveries(db: Tx, input: ClaimInput): Promise<Cla
         selectFrom('webhook_subscriptions')
           .select('webhook_subscriptions.id')
           .whereRef('webhook_subscriptions.id', '=', 'd.subscription_id')
-          .where((eb) => subscriptionEligible(eb)),
+          .where((eb) => subscriptionSending(eb)),
       ),
     )
     .orderBy('d.due_at')
@@ -125,7 +130,9 @@ export async function claimDueDeliveries(db: Tx, input: ClaimInput): Promise<Cla
       claimed.map((c) => c.id),
     )
     .where('d.lease_token', '=', input.token)
-    .orderBy('d.due_at')
+    // Every claimed row now has the same due time (the lease's end): hand them out oldest first.
+    .orderBy('d.created_at')
+    .orderBy('d.id')
     .execute();
   return rows.map((r) => ({
     id: r.id,
@@ -153,7 +160,7 @@ export async function nextDueAt(db: Tx): Promise<number | undefined> {
         selectFrom('webhook_subscriptions')
           .select('webhook_subscriptions.id')
           .whereRef('webhook_subscriptions.id', '=', 'd.subscription_id')
-          .where((eb) => subscriptionEligible(eb)),
+          .where((eb) => subscriptionSending(eb)),
       ),
     )
     .executeTakeFirst();
@@ -171,6 +178,8 @@ export interface AttemptRecord {
 export interface CompletionInput {
   deliveryId: string;
   token: string;
+  /** What the attempt says about the receiver; absent when the attempt was cut short by us. */
+  receiver?: Omit<ReceiverObservation, 'at'> | undefined;
   now: number;
   /** What the attempt leads to, if the claim still holds. */
   next:
@@ -181,15 +190,17 @@ export interface CompletionInput {
 
 /**
  * Records attempts and, where this worker still holds the claim, their effect on the delivery,
- * in one transaction (one commit for many completions). Returns, in order, the outcome recorded
- * for each: the intended one, `cancelled` when an operator cancelled the delivery meanwhile, or
- * `superseded` when the lease was lost to another worker.
+ * in one transaction (one commit for many completions), with what they say about the receivers
+ * (endpoint health). Returns, in order, the outcome recorded for each: the intended one,
+ * `cancelled` when an operator cancelled the delivery meanwhile, or `superseded` when the lease
+ * was lost to another worker; and the subscriptions this paused.
  */
 export async function completeAttempts(
   db: Tx,
   inputs: readonly CompletionInput[],
-): Promise<AttemptOutcome[]> {
-  if (inputs.length === 0) return [];
+  pauseAfterMs: number,
+): Promise<{ outcomes: AttemptOutcome[]; paused: PausedEndpoint[] }> {
+  if (inputs.length === 0) return { outcomes: [], paused: [] };
   return db.transaction().execute(async (tx) => {
     // Completions with the same effect (most often: succeeded, 204) share one fenced statement.
     const groups = new Map<string, number[]>();
@@ -260,14 +271,13 @@ export async function completeAttempts(
         outcome: outcomes[i]!,
       })),
     );
-    return outcomes;
+    const observations = inputs.flatMap((input) =>
+      input.receiver ? [{ ...input.receiver, at: input.attempt.startedAt }] : [],
+    );
+    const now = Math.max(...inputs.map((input) => input.now));
+    const paused = await recordReceiverHealth(tx, observations, now, pauseAfterMs);
+    return { outcomes, paused };
   });
-}
-
-/** One completion; see `completeAttempts`. */
-export async function completeAttempt(db: Tx, input: CompletionInput): Promise<AttemptOutcome> {
-  const [outcome] = await completeAttempts(db, [input]);
-  return outcome!;
 }
 
 async function insertAttempts(
@@ -403,8 +413,36 @@ export async function failedDeliveryIds(
   return rows.map((r) => r.id);
 }
 
+/** Failed deliveries, most recently failed first, optionally of one organization since a time. */
+export async function failedDeliveries(
+  db: Tx,
+  query: { organizationId?: string | undefined; sinceMs?: number | undefined; limit: number },
+) {
+  let q = db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.event_id',
+      'd.subscription_id',
+      'd.organization_id',
+      'd.attempt_count',
+      'd.last_status_code',
+      'd.last_error',
+      'd.completed_at',
+      'e.created_at as event_created_at',
+    ])
+    .where('d.status', '=', 'failed');
+  if (query.organizationId !== undefined) q = q.where('d.organization_id', '=', query.organizationId);
+  if (query.sinceMs !== undefined) q = q.where('d.completed_at', '>=', query.sinceMs);
+  return q.orderBy('d.completed_at', 'desc').orderBy('d.id').limit(query.limit).execute();
+}
+
 export interface DeliveryQuery {
   subscriptionId?: string | undefined;
+  organizationId?: string | undefined;
+  /** Deliveries created (with their event) at or after this time. */
+  sinceMs?: number | undefined;
   eventId?: string | undefined;
   status?: DeliveryStatus | undefined;
   limit: number;
@@ -418,6 +456,8 @@ export async function listDeliveries(
   let q = db.selectFrom('webhook_deliveries').selectAll();
   if (query.subscriptionId !== undefined) q = q.where('subscription_id', '=', query.subscriptionId);
   if (query.eventId !== undefined) q = q.where('event_id', '=', query.eventId);
+  if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
+  if (query.sinceMs !== undefined) q = q.where('created_at', '>=', query.sinceMs);
   if (query.status !== undefined) q = q.where('status', '=', query.status);
   const deliveries = await q.orderBy('created_at', 'desc').orderBy('id').limit(query.limit).execute();
   if (deliveries.length === 0) return [];

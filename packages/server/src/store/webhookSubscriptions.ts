@@ -28,6 +28,18 @@ export function isSubscriptionEligible(row: WebhookSubscriptionRow): boolean {
   return row.enabled === 1 && row.active_revision === row.revision && row.correlation_status === 'confirmed';
 }
 
+/**
+ * Eligible and not paused: whose deliveries may be attempted now. (A paused subscription still
+ * gets deliveries for new events; they wait.)
+ */
+export function subscriptionSending(eb: ExpressionBuilder<Database, 'webhook_subscriptions'>) {
+  return eb.and([subscriptionEligible(eb), eb('webhook_subscriptions.paused_at', 'is', null)]);
+}
+
+export function isSubscriptionSending(row: WebhookSubscriptionRow): boolean {
+  return isSubscriptionEligible(row) && row.paused_at === null;
+}
+
 export async function insertSubscription(db: Tx, row: Insertable<WebhookSubscriptionsTable>): Promise<void> {
   await db.insertInto('webhook_subscriptions').values(row).execute();
 }

@@ -23,6 +23,8 @@ export type ErrorClass =
   | 'dns_error'
   | 'tls_error'
   | 'egress_refused'
+  | 'proxy_refused'
+  | 'proxy_unreachable'
   | 'insecure_url'
   | 'invalid_url'
   | 'worker_shutdown'
@@ -50,10 +52,15 @@ const TLS_CODES = new Set([
   'EPROTO',
 ]);
 
+/** How undici reports a forward proxy's answer other than 200 to CONNECT. */
+const PROXY_REFUSAL = /^Proxy response \(\d+\) !== 200/;
+
 /** Maps an error thrown by the HTTP client (possibly wrapped in `cause`) to its class. */
 export function errorClassOf(error: unknown): ErrorClass {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if (e instanceof EgressRefusedError) return 'egress_refused';
+    if (e instanceof ProxyUnreachableError) return 'proxy_unreachable';
+    if (e instanceof Error && PROXY_REFUSAL.test(e.message)) return 'proxy_refused';
     const { code, name } = e as { code?: unknown; name?: unknown };
     if (name === 'TimeoutError' || name === 'AbortError') return 'timeout';
     if (typeof code !== 'string') continue;
@@ -71,4 +78,13 @@ export function errorClassOf(error: unknown): ErrorClass {
 export class EgressRefusedError extends Error {
   override name = 'EgressRefusedError';
   readonly code = 'EDS_EGRESS_REFUSED';
+}
+
+/** Thrown when the forward proxy cannot be reached (the receiver was never asked). */
+export class ProxyUnreachableError extends Error {
+  override name = 'ProxyUnreachableError';
+  readonly code = 'EDS_PROXY_UNREACHABLE';
+  constructor(cause: Error) {
+    super('the forward proxy cannot be reached', { cause });
+  }
 }

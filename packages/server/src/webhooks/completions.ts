@@ -8,6 +8,7 @@
 import type { Db } from '../store/database.js';
 import type { AttemptOutcome } from '../store/schema.js';
 import { type CompletionInput, completeAttempts } from '../store/webhookDeliveries.js';
+import type { PausedEndpoint } from '../store/webhookEndpointHealth.js';
 
 const MAX_BATCH = 256;
 
@@ -21,7 +22,12 @@ export class CompletionWriter {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly pauseAfterMs: number,
+    /** Told of each subscription a completion paused, once. */
+    private readonly onPaused: (paused: PausedEndpoint) => void,
+  ) {}
 
   complete(input: CompletionInput): Promise<AttemptOutcome> {
     return new Promise((resolve, reject) => {
@@ -40,11 +46,13 @@ export class CompletionWriter {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          const outcomes = await completeAttempts(
+          const { outcomes, paused } = await completeAttempts(
             this.db,
             batch.map((p) => p.input),
+            this.pauseAfterMs,
           );
           for (const [i, p] of batch.entries()) p.resolve(outcomes[i]!);
+          for (const p of paused) this.onPaused(p);
         } catch (error) {
           // The claims stay leased and expire; the deliveries are attempted again (at least once).
           for (const p of batch) p.reject(error);

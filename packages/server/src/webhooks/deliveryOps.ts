@@ -54,6 +54,8 @@ function describeDelivery(d: WebhookDeliveryRow, attempts: WebhookAttemptRow[]) 
 
 export interface DeliveryListInput {
   subscriptionId?: string | undefined;
+  organizationId?: string | undefined;
+  sinceMs?: number | undefined;
   eventId?: string | undefined;
   status?: DeliveryStatus | undefined;
   limit?: number | undefined;
@@ -62,6 +64,45 @@ export interface DeliveryListInput {
 export async function listDeliveryViews(admin: WebhookAdmin, input: DeliveryListInput) {
   const rows = await listDeliveries(admin.store.db, { ...input, limit: input.limit ?? 100 });
   return { deliveries: rows.map((r) => describeDelivery(r.delivery, r.attempts)) };
+}
+
+export type DeliveryView = ReturnType<typeof describeDelivery>;
+
+/** The columns of the CSV report: one row per attempt (a delivery not yet attempted: one row). */
+export const DELIVERY_REPORT_COLUMNS = [
+  'organization_id',
+  'subscription_id',
+  'event_id',
+  'delivery_id',
+  'created_at',
+  'status',
+  'attempt',
+  'attempt_started_at',
+  'duration_ms',
+  'status_code',
+  'error',
+  'outcome',
+] as const;
+
+export function deliveryReportRows(view: DeliveryView): (string | number | null)[][] {
+  const head = [
+    view.organization_id,
+    view.subscription_id,
+    view.event_id,
+    view.delivery_id,
+    view.created_at,
+    view.status,
+  ];
+  if (view.attempts.length === 0) return [[...head, null, null, null, null, null, null]];
+  return view.attempts.map((a) => [
+    ...head,
+    a.attempt,
+    a.started_at,
+    a.duration_ms,
+    a.status_code,
+    a.error,
+    a.outcome,
+  ]);
 }
 
 function requireSwitchOn(admin: WebhookAdmin): void {

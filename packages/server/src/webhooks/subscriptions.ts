@@ -30,7 +30,7 @@ import {
   insertActivation,
   insertSecretRotation,
   insertSubscription,
-  isSubscriptionEligible,
+  isSubscriptionSending,
   listSecretRotations,
   listSubscriptions,
   markActivationRevoked,
@@ -38,9 +38,11 @@ import {
   updateSubscription,
 } from '../store/webhookSubscriptions.js';
 import { toIso } from '../time.js';
+import { endpointHostRefusal } from './egress.js';
 import { endpointOrigin, endpointUrlProblem } from './endpointUrl.js';
+import { confirmReadiness } from './readiness.js';
 import { encryptSigningSecret, generateSigningSecret } from './secrets.js';
-import { openSigningSecret, previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
+import { previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
 import { announceDeliveryWork } from './wake.js';
 
 export type WebhookAdmin = Pick<Services, 'store' | 'config' | 'digestKey' | 'clock'>;
@@ -50,9 +52,12 @@ export const CORRELATION_STATUSES: readonly CorrelationStatus[] = [
   'not_confirmed_runtime_blocked',
 ];
 
+/** The URL's form and what the egress policy can judge without DNS (IP literals, loopback names). */
 function checkUrl(admin: WebhookAdmin, url: string): void {
   const problem = endpointUrlProblem(url, admin.config.webhooks);
   if (problem) throw new OperatorError(problem.message);
+  const refusal = endpointHostRefusal(url, admin.config.webhooks.allowPrivateNetworks);
+  if (refusal) throw new OperatorError(`the egress policy refuses the endpoint: its host is ${refusal}`);
 }
 
 async function requireSubscription(admin: WebhookAdmin, id: string): Promise<WebhookSubscriptionRow> {
@@ -191,6 +196,8 @@ export interface ActivationInput {
   routes: readonly string[];
   by: string;
   reference: string;
+  /** Activate although a confirmation failed; the reason is recorded with the provenance. */
+  forceReason?: string | undefined;
 }
 
 export function parseFollowUpRoutes(names: readonly string[]): FollowUpRoute[] {
@@ -215,19 +222,29 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
   const reference = input.reference.trim();
   if (by === '') throw new OperatorError('--by must name who approved the activation');
   if (reference === '') throw new OperatorError('--reference must point to the approval record');
+  const forceReason = input.forceReason?.trim();
+  if (forceReason === '') throw new OperatorError('--reason must say why the activation is forced');
   const scopes = scopesForFollowUpRoutes(routes);
   const { config } = admin;
+
+  // The confirmations reach out to the network: checked before the transaction, for the revision
+  // read here; the transaction refuses if the subscription changed meanwhile.
+  const checked = await requireSubscription(admin, id);
+  checkUrl(admin, checked.url);
+  const confirmations = await confirmReadiness(admin, checked, routes);
+  const failed = confirmations.filter((c) => !c.passed && c.blocksActivation);
+  if (failed.length > 0 && forceReason === undefined) {
+    throw new OperatorError(
+      `activation refused: ${failed.map((c) => `${c.name}: ${c.reason}`).join('; ')} (\`eds webhook check ${id}\` shows every confirmation; --force --reason TEXT activates anyway)`,
+    );
+  }
 
   return admin.store.db.transaction().execute(async (tx) => {
     const sub = await getSubscription(tx, id);
     if (!sub) throw new OperatorError(`webhook subscription ${id} does not exist`);
-    checkUrl(admin, sub.url);
-    // Signing setup: the stored secret must decrypt with this deployment's secret.
-    try {
-      openSigningSecret(signingCiphertextAt(sub, admin.clock()), sub.id, config.secrets);
-    } catch {
+    if (sub.revision !== checked.revision || sub.url !== checked.url) {
       throw new OperatorError(
-        'the signing secret cannot be decrypted with the configured EDS_KEY_DIGEST_SECRET; rotate it first',
+        `webhook subscription ${id} changed while it was checked; nothing was activated`,
       );
     }
     const now = admin.clock();
@@ -264,6 +281,8 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
         redirects_followed: false,
       },
       audit: { attempts_recorded: true, api_requests_audited: true },
+      confirmations: confirmations.map(({ name, passed, reason }) => ({ name, passed, reason })),
+      forced: failed.length > 0 ? { reason: forceReason, failed: failed.map((c) => c.name) } : null,
     };
     const activationId = `wha_${randomBase62(22)}`;
     await insertActivation(tx, {
@@ -304,8 +323,22 @@ export async function activateSubscription(admin: WebhookAdmin, id: string, inpu
       correlation_status: sub.correlation_status,
       replaced_api_key_id: replacedKeyId,
       delivering: config.webhooks.enabled && sub.correlation_status === 'confirmed',
+      confirmations: confirmations.map(({ name, passed, reason }) => ({ name, passed, reason })),
+      forced_reason: failed.length > 0 ? (forceReason ?? null) : null,
     };
   });
+}
+
+/** `eds webhook check`: the confirmations for the current revision, sending nothing. */
+export async function checkSubscription(admin: WebhookAdmin, id: string) {
+  const sub = await requireSubscription(admin, id);
+  const confirmations = await confirmReadiness(admin, sub);
+  return {
+    subscription_id: sub.id,
+    revision: sub.revision,
+    passed: confirmations.every((c) => c.passed),
+    confirmations: confirmations.map(({ name, passed, reason }) => ({ name, passed, reason })),
+  };
 }
 
 /**
@@ -386,7 +419,11 @@ function toView(
     correlation_status: row.correlation_status,
     correlation_updated_at: toIso(row.correlation_updated_at),
     /** Whether an event written now would be delivered (every gate, the deployment's included). */
-    delivering: admin.config.webhooks.enabled && isSubscriptionEligible(row),
+    delivering: admin.config.webhooks.enabled && isSubscriptionSending(row),
+    /** Since when every attempt to the receiver has failed (null after a success). */
+    failing_since: row.failing_since === null ? null : toIso(row.failing_since),
+    /** Paused for failing too long: its deliveries wait until `eds webhook resume`. */
+    paused: row.paused_at === null ? null : { since: toIso(row.paused_at), reason: row.pause_reason ?? '' },
     signing: describeSigning(row, admin.clock()),
     activation: activation ? describeActivation(activation) : null,
     created_at: toIso(row.created_at),

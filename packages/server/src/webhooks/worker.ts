@@ -21,7 +21,9 @@ import {
   releaseUnattempted,
   renewLeases,
 } from '../store/webhookDeliveries.js';
-import { isSubscriptionEligible } from '../store/webhookSubscriptions.js';
+import type { PausedEndpoint } from '../store/webhookEndpointHealth.js';
+import { isSubscriptionSending } from '../store/webhookSubscriptions.js';
+import { toIso } from '../time.js';
 import type { ErrorClass } from './classify.js';
 import { CompletionWriter } from './completions.js';
 import { createEgressAgent } from './egress.js';
@@ -51,6 +53,8 @@ const SQLITE_WATCH_MS = 50;
 interface Held {
   readonly token: string;
   readonly controller: AbortController;
+  /** When the claim runs out unless renewed, by this worker's own reckoning. */
+  leaseUntil: number;
   /** Whether the HTTP attempt has started (then stopping waits for it, bounded). */
   sending: boolean;
   readonly done: Promise<void>;
@@ -73,10 +77,21 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     allowPrivateNetworks: settings.allowPrivateNetworks,
     connectTimeoutMs: settings.attemptTimeoutMs,
     connectionsPerOrigin: settings.perEndpointConcurrency,
+    proxyUrl: settings.proxyUrl,
   });
   const endpoints = new KeyedLimiter(settings.perEndpointConcurrency);
   const held = new Map<string, Held>();
-  const completions = new CompletionWriter(db);
+  const completions = new CompletionWriter(db, settings.pauseAfterMs, (paused: PausedEndpoint) => {
+    metrics.webhookEndpointPauses.inc();
+    log.error(
+      {
+        subscription_id: paused.subscriptionId,
+        failing_since: toIso(paused.failingSince),
+        reason: paused.reason,
+      },
+      'webhook endpoint paused: its deliveries wait until `eds webhook resume`',
+    );
+  });
   const subscriptions = new SubscriptionCheck(db);
   const refillAt = Math.max(1, Math.min(CLAIM_BATCH, Math.floor(settings.concurrency / 2)));
 
@@ -127,13 +142,15 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
         while (running && held.size < settings.concurrency) {
           const want = Math.min(settings.concurrency - held.size, CLAIM_BATCH);
           const token = randomBytes(18).toString('base64url');
+          const claimedAt = clock();
           const batch = await claimDueDeliveries(db, {
-            now: clock(),
+            now: claimedAt,
             leaseMs: settings.leaseMs,
             token,
             limit: want,
           });
-          for (const delivery of batch) dispatch(delivery, token);
+          const leaseUntil = claimedAt + settings.leaseMs;
+          for (const delivery of batch) dispatch(delivery, token, leaseUntil);
           backlog = batch.length === want;
           if (!backlog) break;
         }
@@ -154,11 +171,12 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     }
   }
 
-  function dispatch(delivery: ClaimedDelivery, token: string): void {
+  function dispatch(delivery: ClaimedDelivery, token: string, leaseUntil: number): void {
     const controller = new AbortController();
     const entry: Held = {
       token,
       controller,
+      leaseUntil,
       sending: false,
       done: Promise.resolve()
         .then(() => deliver(delivery, entry))
@@ -199,6 +217,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     const completion: CompletionInput = {
       deliveryId: delivery.id,
       token: entry.token,
+      receiver: receiverVerdict(delivery.subscriptionId, result),
       now,
       next: nextState(result, delivery.roundAttempts, now),
       attempt: {
@@ -211,6 +230,8 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     };
     const outcome = await completions.complete(completion);
     record(delivery, origin, completion, outcome, now);
+    // A retryable failure that ends the delivery: its round is exhausted, an operator must act.
+    if (outcome === 'failed' && result.result === 'retryable') metrics.webhookDeliveriesExhausted.inc();
     if (completion.next.status === 'pending' && outcome === 'retry') armTimer(completion.next.dueAt);
   }
 
@@ -226,7 +247,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     if (!running || entry.controller.signal.aborted) return undefined;
     // The gates again, at send time: the claim may be a while old.
     const sub = await subscriptions.current(delivery.subscriptionId);
-    if (!sub || !isSubscriptionEligible(sub)) return undefined;
+    if (!sub || !isSubscriptionSending(sub)) return undefined;
     const startedAt = clock();
     const urlProblem = endpointUrlProblem(sub.url, settings);
     if (urlProblem) return { result: localFailure(urlProblem.problem), startedAt };
@@ -312,25 +333,39 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     else log.warn(fields, 'webhook attempt did not succeed');
   }
 
-  /** Keeps the leases of held deliveries alive; aborts the ones this worker no longer holds. */
-  const renewal = setInterval(
-    () => {
-      void (async () => {
-        const byToken = new Map<string, string[]>();
-        for (const [id, entry] of held) byToken.set(entry.token, [...(byToken.get(entry.token) ?? []), id]);
-        for (const [token, ids] of byToken) {
-          try {
-            const kept = new Set(await renewLeases(db, ids, token, clock(), settings.leaseMs));
-            for (const id of ids)
-              if (!kept.has(id)) held.get(id)?.controller.abort('lease_lost' as ErrorClass);
-          } catch (error) {
-            log.warn({ err: errorSummary(error) }, 'renewing webhook delivery leases failed');
+  /**
+   * The heartbeat: keeps the leases of held deliveries alive, so that leases can be short and a
+   * dead worker's claims are taken over within seconds. An attempt whose claim this worker no
+   * longer holds, or could not renew in time (the store unreachable), is cut short before the
+   * lease runs out: another worker may claim it then, and two live attempts of one delivery must
+   * never overlap.
+   */
+  const renewEveryMs = Math.max(250, Math.floor(settings.leaseMs / 3));
+  const renewal = setInterval(() => {
+    void (async () => {
+      const byToken = new Map<string, string[]>();
+      for (const [id, entry] of held) byToken.set(entry.token, [...(byToken.get(entry.token) ?? []), id]);
+      for (const [token, ids] of byToken) {
+        const renewedAt = clock();
+        try {
+          const kept = new Set(await renewLeases(db, ids, token, renewedAt, settings.leaseMs));
+          for (const id of ids) {
+            const entry = held.get(id);
+            if (!entry) continue;
+            if (kept.has(id)) entry.leaseUntil = renewedAt + settings.leaseMs;
+            else entry.controller.abort('lease_lost' as ErrorClass);
           }
+        } catch (error) {
+          log.warn({ err: errorSummary(error) }, 'renewing webhook delivery leases failed');
         }
-      })();
-    },
-    Math.max(250, Math.floor(settings.leaseMs / 3)),
-  );
+      }
+      // Would run out before the next heartbeat: stop now rather than outlive the claim.
+      const cutoff = clock() + renewEveryMs;
+      for (const entry of held.values()) {
+        if (entry.leaseUntil <= cutoff) entry.controller.abort('lease_lost' as ErrorClass);
+      }
+    })();
+  }, renewEveryMs);
   renewal.unref();
 
   const unsubscribe = onDeliveryWork(requestPump);
@@ -366,6 +401,21 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
       await agent.close().catch(() => {});
     },
   };
+}
+
+/** Failures that say nothing about the receiver: ours, or the proxy's alone. */
+const NOT_THE_RECEIVER = new Set<ErrorClass>([
+  'worker_shutdown',
+  'lease_lost',
+  'secret_unavailable',
+  'proxy_unreachable',
+]);
+
+function receiverVerdict(subscriptionId: string, result: AttemptResult): CompletionInput['receiver'] {
+  if (result.result === 'success') return { subscriptionId, verdict: 'ok', cause: 'success' };
+  if (result.errorClass !== null && NOT_THE_RECEIVER.has(result.errorClass)) return undefined;
+  const cause = result.statusCode !== null ? `HTTP ${result.statusCode}` : (result.errorClass ?? 'unknown');
+  return { subscriptionId, verdict: 'failed', cause };
 }
 
 function localFailure(errorClass: ErrorClass): AttemptResult {

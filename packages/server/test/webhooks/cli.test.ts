@@ -56,6 +56,9 @@ test('eds webhook: create, activate, correlation, deliveries, revoke-readiness, 
     'Dr. Approver',
     '--reference',
     'CHG-7',
+    '--force',
+    '--reason',
+    'no receiver listens in this test',
   );
   assert.equal(activated.code, 0, activated.stderr);
   assert.equal(activated.json.subscription_id, id);
@@ -107,6 +110,9 @@ test('eds webhook: create, activate, correlation, deliveries, revoke-readiness, 
     'A',
     '--reference',
     'CHG-8',
+    '--force',
+    '--reason',
+    'no receiver listens in this test',
   );
   assert.equal(again.code, 0, again.stderr);
   assert.equal(again.json.replaced_api_key_id, activated.json.api_key.key_id);

@@ -80,6 +80,7 @@ forEachStore('webhook subscriptions and the outbox', (kind) => {
         routes,
         by: 'Dr. Approver',
         reference: 'CHG-42',
+        forceReason: 'no receiver listens in this test',
       });
       assert.deepEqual(out.api_key.scopes, scopes, routes.join(','));
       assert.match(out.api_key.token, /^eds_live_/);
@@ -101,12 +102,15 @@ forEachStore('webhook subscriptions and the outbox', (kind) => {
       assert.deepEqual(Object.keys(readiness).sort(), [
         'approved_routes',
         'audit',
+        'confirmations',
         'correlation',
         'delivery',
+        'forced',
         'network',
         'scopes',
         'signing',
       ]);
+      assert.equal(readiness.forced.reason, 'no receiver listens in this test');
       assert.deepEqual(readiness.scopes, scopes);
       const view = await describeSubscription(h.services, id);
       assert.equal(view.enabled, true);
@@ -150,6 +154,7 @@ forEachStore('webhook subscriptions and the outbox', (kind) => {
       routes: ['transcript'],
       by: 'A',
       reference: 'R1',
+      forceReason: 'no receiver listens in this test',
     });
     await setCorrelationStatus(h.services, id, 'confirmed');
     assert.equal((await describeSubscription(h.services, id)).delivering, true);
@@ -162,6 +167,7 @@ forEachStore('webhook subscriptions and the outbox', (kind) => {
       routes: ['audio'],
       by: 'B',
       reference: 'R2',
+      forceReason: 'no receiver listens in this test',
     });
     assert.equal(second.revision, 2);
     assert.equal(second.replaced_api_key_id, first.api_key.key_id);

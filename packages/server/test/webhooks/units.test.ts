@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { loadConfig } from '../../src/config.js';
 import { classifyStatus, errorClassOf } from '../../src/webhooks/classify.js';
 import { isForbiddenAddress } from '../../src/webhooks/egress.js';
 import { endpointUrlProblem } from '../../src/webhooks/endpointUrl.js';
@@ -232,5 +236,37 @@ describe('per-endpoint limiter', () => {
     assert.equal(await third, true);
     assert.equal(await fifth, true);
     assert.deepEqual(order, [3, 5]);
+  });
+});
+
+describe('webhook settings', () => {
+  const base = { EDS_KEY_DIGEST_SECRET: 'k'.repeat(32), EDS_MEDIA_SIGNING_SECRET: 'm'.repeat(32) };
+
+  test('the proxy URL may come from a file (credentials stay out of the environment); the pause takes units', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eds-proxy-'));
+    const file = join(dir, 'proxy-url');
+    writeFileSync(file, 'http://egress:s3cret@10.0.0.8:3128\n');
+    const config = loadConfig(
+      { ...base, EDS_WEBHOOK_PROXY_URL_FILE: file, EDS_WEBHOOK_PAUSE_AFTER: '3d' },
+      dir,
+    );
+    assert.equal(config.webhooks.proxyUrl, 'http://egress:s3cret@10.0.0.8:3128');
+    assert.equal(config.webhooks.pauseAfterMs, 3 * 86_400_000);
+    assert.equal(loadConfig(base, dir).webhooks.pauseAfterMs, 72 * 3_600_000);
+  });
+
+  test('a proxy URL that is not http://host:port is refused without echoing it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eds-proxy-'));
+    for (const bad of ['socks5://egress:s3cret@10.0.0.8:1080', 'http://egress:s3cret@10.0.0.8:3128/path']) {
+      assert.throws(
+        () => loadConfig({ ...base, EDS_WEBHOOK_PROXY_URL: bad }, dir),
+        (error: Error) =>
+          /EDS_WEBHOOK_PROXY_URL must be/.test(error.message) && !error.message.includes('s3cret'),
+      );
+    }
+    assert.throws(
+      () => loadConfig({ ...base, EDS_WEBHOOK_PAUSE_AFTER: '72 hours' }, dir),
+      /EDS_WEBHOOK_PAUSE_AFTER/,
+    );
   });
 });

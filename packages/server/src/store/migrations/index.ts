@@ -11,6 +11,7 @@ import * as organizationRateLimit from './008_organization_rate_limit.js';
 import * as auditPatientSets from './009_audit_patient_sets.js';
 import * as auditPatientIndex from './010_audit_patient_index.js';
 import * as encounterCounts from './011_encounter_counts.js';
+import * as webhookEndpointHealth from './012_webhook_endpoint_health.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '009_audit_patient_sets': auditPatientSets,
   '010_audit_patient_index': auditPatientIndex,
   '011_encounter_counts': encounterCounts,
+  '012_webhook_endpoint_health': webhookEndpointHealth,
 };
 
 export const migrationProvider: MigrationProvider = {

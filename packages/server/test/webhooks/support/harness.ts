@@ -5,7 +5,7 @@
  * does (event and deliveries in the finalization's transaction).
  */
 import { type Config, loadConfig } from '../../../src/config.js';
-import { createServices, type Services } from '../../../src/services.js';
+import { createServices, type ServiceOverrides, type Services } from '../../../src/services.js';
 import type { CorrelationStatus, DeliveryStatus, WebhookDeliveryRow } from '../../../src/store/schema.js';
 import { recordTranscriptsReady, type TranscriptReady } from '../../../src/webhooks/events.js';
 import {
@@ -52,7 +52,7 @@ export interface Harness {
   fixtures: FixtureBuilder;
   org: string;
   /** Services over the same database with other settings (closed with the harness). */
-  withEnv(extra: Record<string, string>): Services;
+  withEnv(extra: Record<string, string>, overrides?: ServiceOverrides): Services;
   subscribe(url: string, options?: SubscribeOptions): Promise<{ id: string; secret: string }>;
   /** Finalizes `count` ambient transcripts of `org` in one transaction; returns the event ids. */
   finalize(count?: number, org?: string, services?: Services): Promise<string[]>;
@@ -88,8 +88,11 @@ export async function createHarness(
     services,
     fixtures,
     org,
-    withEnv(env) {
-      const other = createServices(loadConfig(webhookEnv(database, { ...extraEnv, ...env }), database.dir));
+    withEnv(env, overrides) {
+      const other = createServices(
+        loadConfig(webhookEnv(database, { ...extraEnv, ...env }), database.dir),
+        overrides,
+      );
       extra.push(other);
       return other;
     },
@@ -100,6 +103,8 @@ export async function createHarness(
           routes: options.routes ?? ['encounter', 'document', 'transcript'],
           by: 'Test Approver',
           reference: 'CHG-0001',
+          // Fixtures activate receivers that may not listen yet; the confirmations are tested on their own.
+          forceReason: 'test fixture',
         });
       }
       if ((options.correlation ?? 'confirmed') === 'confirmed') {

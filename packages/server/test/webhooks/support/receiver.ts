@@ -44,7 +44,8 @@ export interface TestReceiver {
 /** The receiver's secret(s): during a rotation it accepts any of a list, like the SDK. */
 export async function startReceiver(
   secret: () => string | readonly string[],
-  options: { host?: string; path?: string; prefix?: string; port?: number } = {},
+  /** `now`: the receiver's clock for the timestamp tolerance (the sender's, when a test moves it). */
+  options: { host?: string; path?: string; prefix?: string; port?: number; now?: () => number } = {},
 ): Promise<TestReceiver> {
   const received: Received[] = [];
   const inFlight = new Map<string, number>();
@@ -60,7 +61,10 @@ export async function startReceiver(
       let verification: Verification = { ok: false, reason: 'no_secret' };
       let signedWith = -1;
       for (const [index, candidate] of secrets.entries()) {
-        verification = verifyDelivery(rawBody, req.headers, candidate, { prefix: options.prefix });
+        verification = verifyDelivery(rawBody, req.headers, candidate, {
+          prefix: options.prefix,
+          nowMs: options.now?.(),
+        });
         if (verification.ok) {
           signedWith = index;
           break;
