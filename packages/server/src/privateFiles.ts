@@ -7,7 +7,6 @@
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from './config.js';
 
 export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_DIR_MODE = 0o700;
@@ -57,15 +56,4 @@ export function exposedFiles(paths: readonly string[]): ExposedFile[] {
     if ((mode & 0o077) !== 0) exposed.push({ path, mode: mode.toString(8) });
   }
   return exposed;
-}
-
-/** The files and folders of a deployment that hold patient data or secrets, where they may be. */
-export function dataFilesOf(config: Pick<Config, 'database' | 'dataDir' | 'media'>): string[] {
-  const paths = [config.dataDir, join(config.dataDir, 'secrets.json')];
-  const { database, media } = config;
-  if (database.dialect === 'sqlite' && database.path !== ':memory:') {
-    paths.push(...['', '-wal', '-shm', '-journal'].map((suffix) => database.path + suffix));
-  }
-  if (media.storage.driver === 'local') paths.push(media.storage.dir);
-  return paths;
 }

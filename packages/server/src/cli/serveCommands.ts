@@ -6,8 +6,9 @@
  * `eds key create` never load Fastify or the worker.
  */
 import type { Command } from 'commander';
+import { dataFilesOf } from '../dataFiles.js';
 import { OperatorError } from '../domain/errors.js';
-import { dataFilesOf, exposedFiles } from '../privateFiles.js';
+import { exposedFiles } from '../privateFiles.js';
 import type { Services } from '../services.js';
 import type { runCommand } from './runCommand.js';
 

@@ -13,7 +13,7 @@ import { endpointHostRefusal } from './egress.js';
 import { endpointUrlProblem } from './endpointUrl.js';
 import { unreachableBecause } from './reachability.js';
 import { openSigningSecret, signingCiphertextAt } from './signingSecret.js';
-import type { WebhookAdmin } from './subscriptions.js';
+import type { WebhookAdmin } from './webhookAdmin.js';
 
 export interface Confirmation {
   readonly name:

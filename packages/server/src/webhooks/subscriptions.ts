@@ -45,7 +45,9 @@ import { encryptSigningSecret, generateSigningSecret } from './secrets.js';
 import { previousSecretSigns, signingCiphertextAt } from './signingSecret.js';
 import { announceDeliveryWork } from './wake.js';
 
-export type WebhookAdmin = Pick<Services, 'store' | 'config' | 'digestKey' | 'clock'>;
+import type { WebhookAdmin } from './webhookAdmin.js';
+
+export type { WebhookAdmin };
 
 export const CORRELATION_STATUSES: readonly CorrelationStatus[] = [
   'confirmed',
