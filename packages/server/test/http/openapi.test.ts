@@ -109,6 +109,10 @@ test('happy: every route documents 503 service_unavailable; no route documents a
         ).content?.['application/problem+json']?.schema.allOf[1]?.properties.reason_code.enum ?? [],
     );
     assert.ok(enums.includes('service_unavailable'), route.id);
+    assert.ok(
+      (responses['503'] as { headers?: Record<string, unknown> }).headers?.['Retry-After'],
+      `${route.id}: a 503 says when to try again`,
+    );
     for (const code of enums)
       assert.notEqual(REASONS[code as ReasonCode].hosts, 'media', `${route.id} ${code}`);
   }

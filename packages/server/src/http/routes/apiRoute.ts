@@ -56,6 +56,7 @@ export interface ApiRouteSpec<Params> {
 const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
   401: { ...RATE_LIMIT_HEADERS, ...WWW_AUTHENTICATE_HEADER },
   429: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER },
+  503: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER },
 };
 
 /** Every answer's headers, whatever its status (its own come last, so a route's `Link` wins). */
