@@ -120,8 +120,22 @@ describe('local storage', () => {
   });
 });
 
+/**
+ * Why the unprivileged probe cannot run here, if it cannot: as root, the child runs as nobody, who
+ * must be able to reach this Node.js binary (one unpacked under root's home is out of its reach).
+ */
+function unprivilegedProbeUnavailable(): string | undefined {
+  if (!RUNNING_AS_ROOT) return undefined;
+  const probe = spawnSync(process.execPath, ['--version'], { uid: NOBODY, gid: NOBODY });
+  return probe.status === 0
+    ? undefined
+    : `user nobody cannot run ${process.execPath}: install Node.js where every user can reach it`;
+}
+
 describe('local storage when the folder cannot be read', () => {
-  it('a folder without read permission (chmod 000): StorageUnavailableError, not "missing"', async () => {
+  it('a folder without read permission (chmod 000): StorageUnavailableError, not "missing"', async (t) => {
+    const unavailable = unprivilegedProbeUnavailable();
+    if (unavailable) return t.skip(unavailable);
     const deployment = createMediaDeployment();
     try {
       await deployment.services.media.put('r/a.wav', Readable.from([Buffer.from('x')]), 'audio/wav');
