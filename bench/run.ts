@@ -38,9 +38,19 @@ import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
 import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
-import { beforeRoot, type Child, eds, ROOT, runCheckoutOn, startChild, startEdsServer } from './processes.js';
+import {
+  beforeRoot,
+  type Child,
+  eds,
+  nodeFor,
+  ROOT,
+  runCheckoutOn,
+  startChild,
+  startEdsServer,
+} from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
+import { type BurstSide, benchImportBurst, printImportBurst } from './webhooks/importBurst.js';
 import { createWrk, type PathWalk, type WrkResult } from './wrk.js';
 
 const { values } = parseArgs({
@@ -55,6 +65,7 @@ const { values } = parseArgs({
     stalls: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
+    'webhook-events': { type: 'string', default: '1000' },
   },
 });
 const N = Number(values.encounters);
@@ -283,7 +294,38 @@ async function measureOn(
   return { ...m, stalls: JSON.parse(readFileSync(side.stallFile, 'utf8')) };
 }
 
+function machine() {
+  return {
+    cpus: cpus().length,
+    model: cpus()[0]?.model,
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
+}
+
+/** The routes, in the order they are measured. */
+const ROUTE_NAMES = [
+  'list, offset 0',
+  'list, a new page each time',
+  'list, offset 10000',
+  'list, window, offset 0',
+  'list, window, offset 10000',
+  'encounter detail',
+  'document detail',
+  'transcript',
+  'audio link',
+  'malformed key (401)',
+  'unknown key (401)',
+] as const;
+type RouteName = (typeof ROUTE_NAMES)[number];
+
 async function main() {
+  if ([...ROUTE_NAMES, 'limiter', 'audit writer'].some(selects)) await measureOnDataset();
+  if (selects('webhooks')) await measureWebhooks();
+}
+
+/** The routes, the limiter and the audit writer: the parts that run on the data set. */
+async function measureOnDataset() {
   const after = await startSide(BEFORE ? 'after' : '', ROOT, async () => {
     if (!BEFORE) return buildDataset('', envFor(''), ROOT);
     await buildDataset('before', envFor('before'), BEFORE);
@@ -306,28 +348,27 @@ async function main() {
   const last = (await get(`${listUrl}&sort_order=desc`)).items[0]?.created_at;
   const mid = new Date((Date.parse(first) + Date.parse(last)) / 2);
   const windowQuery = `&start_at=${encodeURIComponent(first)}&end_at=${encodeURIComponent(mid.toISOString())}`;
-  const routes: [string, string, 'key' | string][] = [
-    ['list, offset 0', listUrl, 'key'],
+  const paths: Record<RouteName, [string, 'key' | string]> = {
+    'list, offset 0': [listUrl, 'key'],
     // Walks the pages instead (recorded, and served by the ceiling, as the first page).
-    ['list, a new page each time', listUrl, 'key'],
-    ['list, offset 10000', `${listUrl}&offset=10000`, 'key'],
-    ['list, window, offset 0', `${listUrl}${windowQuery}`, 'key'],
-    ['list, window, offset 10000', `${listUrl}&offset=10000${windowQuery}`, 'key'],
-    ['encounter detail', `/external/v1/encounters/${ex.encounter_id}`, 'key'],
-    ['document detail', `/external/v1/encounters/${ex.encounter_id}/documents/${ex.document_id}`, 'key'],
-    [
-      'transcript',
+    'list, a new page each time': [listUrl, 'key'],
+    'list, offset 10000': [`${listUrl}&offset=10000`, 'key'],
+    'list, window, offset 0': [`${listUrl}${windowQuery}`, 'key'],
+    'list, window, offset 10000': [`${listUrl}&offset=10000${windowQuery}`, 'key'],
+    'encounter detail': [`/external/v1/encounters/${ex.encounter_id}`, 'key'],
+    'document detail': [`/external/v1/encounters/${ex.encounter_id}/documents/${ex.document_id}`, 'key'],
+    transcript: [
       `/external/v1/encounters/${ex.encounter_id}/documents/${ex.transcript_document_id}/transcript`,
       'key',
     ],
-    [
-      'audio link',
+    'audio link': [
       `/external/v1/encounters/${ex.encounter_id}/documents/${ex.transcript_document_id}/audio`,
       'key',
     ],
-    ['malformed key (401)', listUrl, malformedToken()],
-    ['unknown key (401)', listUrl, unknownToken()],
-  ];
+    'malformed key (401)': [listUrl, malformedToken()],
+    'unknown key (401)': [listUrl, unknownToken()],
+  };
+  const routes = ROUTE_NAMES.map((name) => [name, ...paths[name]] as const);
   const selected = routes.filter(([name]) => selects(name));
   const newPages = newPageWalks(sides);
 
@@ -460,12 +501,7 @@ async function main() {
     duration_s: DURATION,
     rounds: ROUNDS,
     load_generator: 'wrk, 1 thread',
-    machine: {
-      cpus: cpus().length,
-      model: cpus()[0]?.model,
-      memory_gb: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-    },
+    machine: machine(),
     ...(migrateSeconds !== undefined ? { migrate_seconds: migrateSeconds } : {}),
     server_peak_rss_mb: Math.round(peakRss / 2 ** 20),
     ...(beforePeakRss !== undefined ? { before_peak_rss_mb: Math.round(beforePeakRss / 2 ** 20) } : {}),
@@ -532,6 +568,31 @@ async function main() {
       console.log(summarizeProfile(readFileSync(join(profileDir, name), 'utf8')));
     }
   }
+}
+
+/**
+ * One import's burst of webhook events on PostgreSQL (whatever --store says): two worker
+ * processes, directly and through a forward proxy; with --before, that code's workers too.
+ */
+async function measureWebhooks() {
+  const sides: BurstSide[] = [
+    ...(BEFORE ? [{ label: 'before' as const, root: BEFORE, node: nodeFor(BEFORE) }] : []),
+    { label: '' as const, root: ROOT, node: process.execPath },
+  ];
+  const result = await benchImportBurst({
+    sides,
+    adminUrl: ADMIN_URL,
+    events: Number(values['webhook-events']),
+    workers: 2,
+    rounds: ROUNDS,
+  });
+  const file = join(RESULTS, `bench-webhooks-${Date.now()}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ when: new Date().toISOString(), machine: machine(), ...result }, null, 2),
+  );
+  printImportBurst(result);
+  console.log(`\nwritten: ${file}`);
 }
 
 /** The organization of a data set built earlier in this run. */

@@ -1,176 +1,178 @@
 /**
- * One import's burst of events (PostgreSQL, two real `eds worker` processes): --events events
- * committed in one transaction, as an import writes them, and the time from that commit to each
- * event's first delivery attempt reaching a local receiver (p50/p99/max), with deliveries per
- * second from the commit to the last event. Run directly and through a forward proxy process.
- *
- * Usage: node --import tsx bench/webhooks/importBurst.ts [--events 1000] [--endpoint-concurrency 32]
- * The PostgreSQL server comes from BENCH_DATABASE_URL or TEST_DATABASE_URL (a scratch database).
+ * One import's burst of webhook events (PostgreSQL, `npm run bench -- --routes webhooks`): with
+ * two `eds worker` processes listening, `events` events are committed in one transaction, as an
+ * import writes them, and the time from that commit to each event's first attempt reaching a
+ * receiver on loopback is measured, with deliveries per second from the commit to the last one.
+ * Directly, and through a forward proxy process (the `proxy` package, HTTP CONNECT).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { loadConfig } from '../../packages/server/src/config.js';
-import { createServices } from '../../packages/server/src/services.js';
-import { migrateToLatest } from '../../packages/server/src/store/database.js';
-import { upsertOrganization } from '../../packages/server/src/store/organizations.js';
-import { recordTranscriptsReady } from '../../packages/server/src/webhooks/events.js';
-import {
-  activateSubscription,
-  createSubscription,
-  setCorrelationStatus,
-} from '../../packages/server/src/webhooks/subscriptions.js';
+import { createInterface } from 'node:readline';
+import { now, openScratch, percentile, startReceiver, supportsProxy } from './scratch.js';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '1000' },
-    'endpoint-concurrency': { type: 'string', default: '32' },
-  },
-});
-const EVENTS = Number(values.events);
-const ROOT = join(import.meta.dirname, '..', '..');
-const EDS_BIN = join(ROOT, 'packages', 'server', 'bin', 'eds.js');
-const PROXY = join(ROOT, 'packages', 'server', 'test', 'webhooks', 'fixtures', 'forwardProxy.ts');
-const admin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-if (!admin) {
-  console.error('set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server');
-  process.exit(2);
+export type BurstRoute = 'direct' | 'proxy';
+
+export interface BurstOptions {
+  root: string;
+  node: string;
+  adminUrl: string;
+  route: BurstRoute;
+  events: number;
+  workers: number;
+  /** Names the scratch database. */
+  name: string;
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  await client.query(text);
-  await client.end();
+export interface BurstResult {
+  route: BurstRoute;
+  events: number;
+  commit_to_first_attempt_ms: { p50: number; p99: number; max: number };
+  deliveries_per_second: number;
+  invalid_signatures: number;
+  /** From spawning the workers to both listening for work (before the commit; not in the lags). */
+  workers_listening_after_ms: number;
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const now = () => performance.timeOrigin + performance.now();
+const PROXY = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'packages',
+  'server',
+  'test',
+  'webhooks',
+  'fixtures',
+  'forwardProxy.ts',
+);
 
-/** The forward proxy as its own process; resolves with its port. */
-function startProxy(): Promise<{ port: number; child: ChildProcess }> {
+/** The forward proxy as its own process; resolves with its port once it listens. */
+async function startProxy(): Promise<{ port: number; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', PROXY], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve) =>
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      const m = /listening (\d+)/.exec(chunk);
-      if (m) resolve({ port: Number(m[1]), child });
-    }),
-  );
-}
-
-async function run(mode: 'direct' | 'proxy') {
-  const dbName = `eds_bench_burst_${process.pid}_${mode}`;
-  const dir = mkdtempSync(join(tmpdir(), 'eds-bench-burst-'));
-  const url = new URL(admin!);
-  url.pathname = `/${dbName}`;
-  const proxy = mode === 'proxy' ? await startProxy() : undefined;
-  const env: Record<string, string> = {
-    EDS_DATABASE_URL: url.toString(),
-    EDS_DATA_DIR: dir,
-    EDS_KEY_DIGEST_SECRET: 'bench-digest-secret-0123456789abcdef',
-    EDS_MEDIA_SIGNING_SECRET: 'bench-media-secret-0123456789abcdef',
-    EDS_LOG_LEVEL: 'error',
-    EDS_WEBHOOKS_ENABLED: 'true',
-    EDS_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    EDS_WEBHOOK_ALLOW_HTTP: 'true',
-    EDS_WEBHOOK_ENDPOINT_CONCURRENCY: values['endpoint-concurrency'],
-    ...(proxy ? { EDS_WEBHOOK_PROXY_URL: `http://127.0.0.1:${proxy.port}` } : {}),
-  };
-  await adminQuery(`CREATE DATABASE ${dbName}`);
-  const services = createServices(loadConfig(env, dir));
-  const workers: ChildProcess[] = [];
-  const firstAttempt = new Map<string, number>();
-  let done: () => void = () => {};
-  const allArrived = new Promise<void>((resolve) => (done = resolve));
-  const receiver = createServer((req, res) => {
-    req.resume().on('end', () => {
-      const eventId = String(req.headers['eds-event-id']);
-      if (!firstAttempt.has(eventId)) firstAttempt.set(eventId, now());
-      res.writeHead(204).end();
-      if (firstAttempt.size >= EVENTS) done();
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the forward proxy exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = /^listening (\d+)$/.exec(line);
+      if (m) resolve(Number(m[1]));
     });
   });
-  receiver.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return { port, child };
+}
+
+export async function measureImportBurst(options: BurstOptions): Promise<BurstResult> {
+  const proxy = options.route === 'proxy' ? await startProxy() : undefined;
+  let secret = '';
+  const receiver = await startReceiver(() => secret);
   try {
-    await migrateToLatest(services.store.db);
-    const org = 'org_bench';
-    await upsertOrganization(services.store.db, {
-      id: org,
-      name: 'Bench clinic',
-      allowlisted: true,
-      routes: ['encounters', 'documents'],
-      apiKeysEnabled: true,
-      updatedAt: Date.now(),
+    const scratch = await openScratch({
+      root: options.root,
+      node: options.node,
+      adminUrl: options.adminUrl,
+      name: options.name,
+      receiver,
+      settings: proxy ? { EDS_WEBHOOK_PROXY_URL: `http://127.0.0.1:${proxy.port}` } : {},
     });
-    const sub = await createSubscription(services, {
-      organizationId: org,
-      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-    });
-    await activateSubscription(services, sub.subscription_id, {
-      routes: ['transcript'],
-      by: 'bench',
-      reference: 'bench',
-    });
-    await setCorrelationStatus(services, sub.subscription_id, 'confirmed');
-    for (let i = 0; i < 2; i++) {
-      workers.push(
-        spawn(process.execPath, [EDS_BIN, 'worker'], {
-          cwd: dir,
-          env: { PATH: process.env.PATH ?? '', ...env },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        }),
-      );
+    secret = scratch.signingSecret;
+    try {
+      const startUp = await scratch.startWorkers(options.workers);
+      const ids = await scratch.commitEvents(options.events);
+      const committedAt = now();
+      await receiver.waitFor(options.events);
+      const lags = ids.map((id) => receiver.arrivals.get(id)! - committedAt).sort((a, b) => a - b);
+      const max = lags.at(-1)!;
+      return {
+        route: options.route,
+        events: options.events,
+        commit_to_first_attempt_ms: {
+          p50: Math.round(percentile(lags, 50)),
+          p99: Math.round(percentile(lags, 99)),
+          max: Math.round(max),
+        },
+        deliveries_per_second: Math.round(options.events / (max / 1000)),
+        invalid_signatures: receiver.invalidSignatures(),
+        workers_listening_after_ms: Math.round(startUp),
+      };
+    } finally {
+      await scratch.close();
     }
-    // Time for both workers to start (sources are compiled at start); the burst is measured from its commit.
-    await new Promise((r) => setTimeout(r, 8000));
-    const ready = Array.from({ length: EVENTS }, (_, n) => ({
-      organizationId: org,
-      encounterId: `enc_${n}`,
-      documentId: `doc_${n}`,
-    }));
-    const ids = await services.store.db
-      .transaction()
-      .execute((tx) => recordTranscriptsReady(tx, ready, Date.now(), { config: services.config }));
-    const committedAt = now();
-    await allArrived;
-    const lags = ids.map((id) => firstAttempt.get(id)! - committedAt).sort((a, b) => a - b);
-    return {
-      mode,
-      events: EVENTS,
-      commit_to_first_attempt_ms: {
-        p50: Math.round(percentile(lags, 50)),
-        p99: Math.round(percentile(lags, 99)),
-        max: Math.round(lags.at(-1)!),
-      },
-      deliveries_per_second: Math.round(EVENTS / (lags.at(-1)! / 1000)),
-    };
   } finally {
-    for (const w of workers) {
-      const exited = new Promise((r) => w.once('exit', r));
-      w.kill('SIGTERM');
+    receiver.close();
+    if (proxy && proxy.child.exitCode === null) {
+      const exited = new Promise((r) => proxy.child.once('exit', r));
+      proxy.child.kill('SIGTERM');
       await exited;
     }
-    proxy?.child.kill('SIGTERM');
-    receiver.closeAllConnections();
-    receiver.close();
-    await services.close();
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const results = [await run('direct'), await run('proxy')];
-console.log(
-  JSON.stringify(
-    { store: 'postgres', workers: 2, endpoint_concurrency: Number(values['endpoint-concurrency']), results },
-    null,
-    2,
-  ),
-);
+export interface BurstSide {
+  /** '' for this code, 'before' for the code compared with. */
+  label: '' | 'before';
+  root: string;
+  node: string;
+}
+
+export interface BurstBenchResult {
+  events: number;
+  workers: number;
+  /** Per route and side, every round and the round with the median deliveries a second. */
+  rows: { route: BurstRoute; side: string; median: BurstResult; rounds: BurstResult[] }[];
+}
+
+/**
+ * The burst, direct and through the proxy, `rounds` times each; with two sides the rounds
+ * alternate which goes first, and each side's median round is reported. Code without the proxy
+ * setting is measured directly only.
+ */
+export async function benchImportBurst(options: {
+  sides: readonly BurstSide[];
+  adminUrl: string;
+  events: number;
+  workers: number;
+  rounds: number;
+}): Promise<BurstBenchResult> {
+  const rows: BurstBenchResult['rows'] = [];
+  for (const route of ['direct', 'proxy'] as const) {
+    const sides = options.sides.filter((side) => route === 'direct' || supportsProxy(side.root));
+    const bySide = new Map<BurstSide, BurstResult[]>(sides.map((side) => [side, []]));
+    for (let round = 0; round < options.rounds; round++) {
+      const order = round % 2 === 1 ? [...sides].reverse() : sides;
+      for (const side of order) {
+        const result = await measureImportBurst({
+          root: side.root,
+          node: side.node,
+          adminUrl: options.adminUrl,
+          route,
+          events: options.events,
+          workers: options.workers,
+          name: `burst_${side.label || 'now'}`,
+        });
+        bySide.get(side)!.push(result);
+        console.error(
+          `webhooks, ${route}, ${side.label || 'now'}, round ${round + 1}: ${result.deliveries_per_second} deliveries/s, commit → first attempt p50 ${result.commit_to_first_attempt_ms.p50} / p99 ${result.commit_to_first_attempt_ms.p99} / max ${result.commit_to_first_attempt_ms.max} ms (workers listening after ${result.workers_listening_after_ms} ms)`,
+        );
+      }
+    }
+    for (const [side, rounds] of bySide) {
+      const sorted = [...rounds].sort((a, b) => a.deliveries_per_second - b.deliveries_per_second);
+      rows.push({ route, side: side.label || 'now', median: sorted[Math.floor(sorted.length / 2)]!, rounds });
+    }
+  }
+  return { events: options.events, workers: options.workers, rows };
+}
+
+export function printImportBurst(result: BurstBenchResult): void {
+  console.log(
+    `\nWebhooks, one import's burst: ${result.events} events in one commit, ${result.workers} worker processes, PostgreSQL (median round by deliveries/s):`,
+  );
+  console.log(
+    '| route | code | commit → first attempt p50 ms | p99 ms | max ms | deliveries/s | invalid signatures |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|');
+  for (const r of result.rows) {
+    const m = r.median;
+    const t = m.commit_to_first_attempt_ms;
+    console.log(
+      `| ${r.route === 'proxy' ? 'through the proxy' : 'direct'} | ${r.side} | ${t.p50} | ${t.p99} | ${t.max} | ${m.deliveries_per_second} | ${r.rounds.reduce((n, x) => n + x.invalid_signatures, 0)} |`,
+    );
+  }
+}
