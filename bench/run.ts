@@ -7,7 +7,7 @@
  *
  * Options: --store sqlite|postgres --encounters N --connections C --duration S
  * --routes TEXT (only the parts whose name contains it, or one of its |-separated texts: the routes
- *   below, "limiter", "audit writer";
+ *   below, "limiter", "audit writer", "webhooks";
  *   "list, a new page each time" walks the pages so that no answer repeats a set of patients)
  * --before PATH|COMMIT (other code: a checkout such as a worktree of main, or a commit of this
  *   repository, built by `git archive` beside the results; its server is measured on the same
@@ -27,7 +27,10 @@
  * After them come the rate limiter on its own (bench/rateLimits.ts: its cost on the detail route,
  * off / in-process / Redis in turns, and one key flooding beside a quiet one; Redis:
  * TEST_REDIS_URL, else 127.0.0.1:6379) and the audit writer's sustained records/s (group commit,
- * 64 waiting callers, bench/auditWriter.ts), both on this code's data set.
+ * 64 waiting callers, bench/auditWriter.ts), both on this code's data set. Last, one import's
+ * burst of webhook events (bench/webhooks/importBurst.ts; PostgreSQL from TEST_DATABASE_URL
+ * whatever --store says; --webhook-events N, default 1000), with --before alternating with that
+ * code's workers.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

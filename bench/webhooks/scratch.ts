@@ -242,8 +242,9 @@ export async function openScratch(options: ScratchOptions): Promise<Scratch> {
 }
 
 /**
- * Resolves once `count` sessions on the database listen for delivery work (each worker's wake-up
- * connection), so that a measurement starts with every worker up, however long start-up took.
+ * Resolves once `count` connections to the database listen for delivery work (each worker's
+ * wake-up connection), so that a measurement starts with every worker up, however long start-up
+ * took.
  */
 async function listening(adminUrl: string, dbName: string, count: number, workers: ChildProcess[]) {
   for (;;) {
