@@ -6,22 +6,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { type AdminServer, startAdminServer } from '../src/http/adminServer.js';
 import { connectionLimitFor } from '../src/http/connectionLimit.js';
-import { startTestServer, type TestServer } from './support/server.js';
-import { buildWorld, pathFor, type World } from './support/world.js';
+import { useServerWithWorld } from './support/serverWithWorld.js';
+import { pathFor } from './support/world.js';
 
 const PROMTOOL = '/usr/bin/promtool';
 
-let server: TestServer;
 let admin: AdminServer;
-let world: World;
 let exposition: string;
 
-before(async () => {
-  server = await startTestServer('sqlite');
-  world = await buildWorld(server.fixtures, server.putObject);
+const given = useServerWithWorld('sqlite', {}, async ({ server, world }) => {
   admin = await startAdminServer(server.services, connectionLimitFor(server.services));
   // Traffic of every kind, so every labelled series has values to show.
   await server.api.get(pathFor('listEncounters', world), { token: world.token });
@@ -47,10 +43,7 @@ before(async () => {
   assert.equal(scraped.status, 200);
   exposition = await scraped.text();
 });
-after(async () => {
-  await admin.close();
-  await server.close();
-});
+after(() => admin.close());
 
 test('happy: /metrics passes `promtool check metrics`', {
   skip: existsSync(PROMTOOL) ? false : `${PROMTOOL} is not installed (Debian package prometheus)`,
@@ -91,7 +84,7 @@ test('happy: counters, and only counters, are named …_total; every metric has 
 });
 
 test('happy: health, readiness, docs and the OpenAPI document have route labels of their own; real 404s stay unmatched', async () => {
-  const { values } = await server.services.metrics.httpResponses.get();
+  const { values } = await given.server.services.metrics.httpResponses.get();
   const count = (route: string, status: number) =>
     values
       .filter((v) => v.labels.route === route && v.labels.status === status)

@@ -55,25 +55,28 @@ export interface Field {
 }
 export type Shape = Record<string, Field>;
 
-const shape = <T>(s: ShapeOf<T>): Shape => s as unknown as Shape;
-
 const str = { kind: 'string', nullable: false, optional: false } as const;
 const strOrNull = { kind: 'string', nullable: true, optional: false } as const;
 const num = { kind: 'number', nullable: false, optional: false } as const;
 const int = { kind: 'integer', nullable: false, optional: false } as const;
+/** A required, non-null object field of the given shape. */
+const objectOf = <S>(shape: S) => ({ kind: 'object', nullable: false, optional: false, shape }) as const;
+/** A required, non-null list whose items are objects of the given shape. */
+const listOf = <S>(shape: S) =>
+  ({ kind: 'array', nullable: false, optional: false, items: objectOf(shape) }) as const;
 
-const patient = shape<Patient>({ patient_id: str, first_name: str, last_name: str, date_of_birth: str });
+const patient: ShapeOf<Patient> = { patient_id: str, first_name: str, last_name: str, date_of_birth: str };
 
-const documentSummary = shape<DocumentSummary>({
+const documentSummary: ShapeOf<DocumentSummary> = {
   document_id: str,
   schema_type: str,
   title: str,
   status: strOrNull,
   workflow_variant: strOrNull,
   audio_duration_seconds: { kind: 'number', nullable: true, optional: false },
-});
+};
 
-const encounter = shape<Encounter>({
+const encounter: ShapeOf<Encounter> = {
   encounter_id: str,
   organization_id: str,
   encounter_type: str,
@@ -81,35 +84,20 @@ const encounter = shape<Encounter>({
   created_at: str,
   updated_at: str,
   date_of_service: str,
-  patient: { kind: 'object', nullable: false, optional: false, shape: patient as ShapeOf<Patient> },
-  documents: {
-    kind: 'array',
-    nullable: false,
-    optional: false,
-    items: {
-      kind: 'object',
-      nullable: false,
-      optional: false,
-      shape: documentSummary as ShapeOf<DocumentSummary>,
-    },
-  },
-});
+  patient: objectOf(patient),
+  documents: listOf(documentSummary),
+};
 
-const encounterList = shape<EncounterList>({
-  items: {
-    kind: 'array',
-    nullable: false,
-    optional: false,
-    items: { kind: 'object', nullable: false, optional: false, shape: encounter as ShapeOf<Encounter> },
-  },
+const encounterList: ShapeOf<EncounterList> = {
+  items: listOf(encounter),
   limit: int,
   offset: int,
   total: int,
-});
+};
 
-const documentContent = shape<DocumentContent>({ format: str, text: str });
+const documentContent: ShapeOf<DocumentContent> = { format: str, text: str };
 
-const documentDetail = shape<DocumentDetail>({
+const documentDetail: ShapeOf<DocumentDetail> = {
   document_id: str,
   encounter_id: str,
   schema_type: str,
@@ -118,56 +106,34 @@ const documentDetail = shape<DocumentDetail>({
   workflow_variant: strOrNull,
   created_at: str,
   updated_at: str,
-  content: {
-    kind: 'object',
-    nullable: false,
-    optional: true,
-    shape: documentContent as ShapeOf<DocumentContent>,
-  },
-});
+  content: { ...objectOf(documentContent), optional: true },
+};
 
 /** The served document detail's two variants, told apart by schema_type. */
-const { content: _content, ...documentMetadata } = documentDetail;
-const noteDetail = shape<Required<DocumentDetail>>({
-  ...(documentMetadata as ShapeOf<Omit<DocumentDetail, 'content'>>),
-  content: { ...(documentDetail.content as ShapeOf<Required<DocumentDetail>>['content']), optional: false },
-});
-const ambientTranscriptDetail = shape<Omit<DocumentDetail, 'content'>>(
-  documentMetadata as ShapeOf<Omit<DocumentDetail, 'content'>>,
-);
+const { content, ...documentMetadata } = documentDetail;
+const noteDetail: ShapeOf<Required<DocumentDetail>> = {
+  ...documentMetadata,
+  content: { ...content, optional: false },
+};
+const ambientTranscriptDetail: ShapeOf<Omit<DocumentDetail, 'content'>> = documentMetadata;
 
-const transcriptTurn = shape<TranscriptTurn>({ speaker: str, start: num, end: num, text: str });
+const transcriptTurn: ShapeOf<TranscriptTurn> = { speaker: str, start: num, end: num, text: str };
 
-const transcriptContent = shape<Transcript['transcript']>({
+const transcriptContent: ShapeOf<Transcript['transcript']> = {
   provider: str,
   audio_duration_seconds: num,
-  turns: {
-    kind: 'array',
-    nullable: false,
-    optional: false,
-    items: {
-      kind: 'object',
-      nullable: false,
-      optional: false,
-      shape: transcriptTurn as ShapeOf<TranscriptTurn>,
-    },
-  },
-});
+  turns: listOf(transcriptTurn),
+};
 
-const transcript = shape<Transcript>({
+const transcript: ShapeOf<Transcript> = {
   encounter_id: str,
   document_id: str,
-  transcript: {
-    kind: 'object',
-    nullable: false,
-    optional: false,
-    shape: transcriptContent as ShapeOf<Transcript['transcript']>,
-  },
-});
+  transcript: objectOf(transcriptContent),
+};
 
-const audioLink = shape<AudioLinkBody>({ audio_url: str, expires_at: str });
+const audioLink: ShapeOf<AudioLinkBody> = { audio_url: str, expires_at: str };
 
-const problem = shape<Problem>({
+const problem: ShapeOf<Problem> = {
   type: str,
   title: str,
   status: int,
@@ -176,27 +142,18 @@ const problem = shape<Problem>({
   request_id: str,
   message: str,
   field: strOrNull,
-});
+};
 
-const webhookEventResources = shape<WebhookEvent['resources']>({ encounter_id: str, document_id: str });
+const webhookEventResources: ShapeOf<WebhookEvent['resources']> = { encounter_id: str, document_id: str };
 
-const webhookEvent = shape<WebhookEvent>({
+const webhookEvent: ShapeOf<WebhookEvent> = {
   id: str,
   type: str,
   api_version: str,
   occurred_at: str,
   organization_id: str,
-  resources: {
-    kind: 'object',
-    nullable: false,
-    optional: false,
-    shape: webhookEventResources as ShapeOf<WebhookEvent['resources']>,
-  },
-});
-
-const wrap = (key: string, inner: Shape): Shape => ({
-  [key]: { kind: 'object', nullable: false, optional: false, shape: inner },
-});
+  resources: objectOf(webhookEventResources),
+};
 
 /** SDK type → OpenAPI component of the same name. Every served component must be listed. */
 export const SDK_SHAPES: Record<string, Shape> = {
@@ -204,12 +161,12 @@ export const SDK_SHAPES: Record<string, Shape> = {
   DocumentSummary: documentSummary,
   Encounter: encounter,
   EncounterList: encounterList,
-  EncounterEnvelope: wrap('encounter', encounter),
+  EncounterEnvelope: { encounter: objectOf(encounter) },
   DocumentContent: documentContent,
   NoteDetail: noteDetail,
   AmbientTranscriptDetail: ambientTranscriptDetail,
   DocumentDetail: documentDetail,
-  DocumentEnvelope: wrap('document', documentDetail),
+  DocumentEnvelope: { document: objectOf(documentDetail) },
   TranscriptTurn: transcriptTurn,
   TranscriptContent: transcriptContent,
   Transcript: transcript,

@@ -5,46 +5,43 @@
  * JSON lines without tokens, digests, signed links or PHI.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { sql } from 'kysely';
 import { digestToken } from '../../src/auth/digest.js';
 import { readAudit } from '../../src/store/audit.js';
 import { TEST_DIGEST_SECRET } from '../support/fixtures.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { pathFor } from '../support/world.js';
 
 forEachStore('audit and logs', (kind) => {
-  let server: TestServer;
-  let world: World;
-  before(async () => {
-    server = await startTestServer(kind, { env: { EDS_AUDIT_FLUSH_MS: '600000' } });
-    world = await buildWorld(server.fixtures, server.putObject);
-  });
-  after(() => server.close());
+  const given = useServerWithWorld(kind, { env: { EDS_AUDIT_FLUSH_MS: '600000' } });
 
   async function auditRows() {
     const rows = [];
-    for await (const row of readAudit(server.services.store.db, {})) rows.push(row);
+    for await (const row of readAudit(given.server.services.store.db, {})) rows.push(row);
     return rows;
   }
 
   test('happy: each request past bearer parsing leaves one audit record with route, IDs, status and reason', async () => {
-    const ok = await server.api.get(pathFor('getDocument', world), { token: world.token });
-    const denied = await server.api.get(pathFor('getEncounter', world, { encounter: world.encounterB }), {
-      token: world.token,
-    });
-    const unknown = await server.api.get('/external/v1/encounters', { token: 'eds_live_junk' });
-    const anonymous = await server.api.get('/external/v1/encounters');
-    await server.flushAudit();
+    const ok = await given.server.api.get(pathFor('getDocument', given.world), { token: given.world.token });
+    const denied = await given.server.api.get(
+      pathFor('getEncounter', given.world, { encounter: given.world.encounterB }),
+      {
+        token: given.world.token,
+      },
+    );
+    const unknown = await given.server.api.get('/external/v1/encounters', { token: 'eds_live_junk' });
+    const anonymous = await given.server.api.get('/external/v1/encounters');
+    await given.server.flushAudit();
     const rows = await auditRows();
     const byRequest = new Map(rows.map((r) => [r.request_id, r]));
     const okRow = byRequest.get(ok.headers.get('x-request-id')!);
     assert.ok(okRow);
     assert.equal(okRow.route, 'getDocument');
-    assert.equal(okRow.organization_id, world.orgA);
-    assert.equal(okRow.encounter_id, world.encounter);
-    assert.equal(okRow.document_id, world.note);
+    assert.equal(okRow.organization_id, given.world.orgA);
+    assert.equal(okRow.encounter_id, given.world.encounter);
+    assert.equal(okRow.document_id, given.world.note);
     assert.equal(okRow.status, 200);
     assert.equal(okRow.reason_code, null);
     const deniedRow = byRequest.get(denied.headers.get('x-request-id')!);
@@ -63,16 +60,16 @@ forEachStore('audit and logs', (kind) => {
   test('security: a flood of junk keys within one flush window is one audit row with its exact count', async () => {
     const since = Date.now();
     const junk = Array.from({ length: 200 }, (_, i) =>
-      server.api.get('/external/v1/encounters', {
+      given.server.api.get('/external/v1/encounters', {
         token: i % 2 ? 'eds_live_junk' : `eds_live_${'0'.repeat(37)}A`,
       }),
     );
     const good = Array.from({ length: 5 }, () =>
-      server.api.get(pathFor('getEncounter', world), { token: world.token }),
+      given.server.api.get(pathFor('getEncounter', given.world), { token: given.world.token }),
     );
     const answers = await Promise.all([...junk, ...good]);
     assert.ok(answers.slice(0, 200).every((r) => r.status === 401));
-    await server.flushAudit();
+    await given.server.flushAudit();
     const rows = (await auditRows()).filter((r) => r.at >= since);
     const refused = rows.filter((r) => r.reason_code === 'malformed_token');
     assert.equal(
@@ -87,25 +84,29 @@ forEachStore('audit and logs', (kind) => {
   });
 
   test('security: no token, digest, signed link or PHI in logs or the audit log', async () => {
-    const audio = await server.api.get(pathFor('getAudio', world), { token: world.token });
-    const transcript = await server.api.get(pathFor('getTranscript', world), { token: world.token });
-    const encounter = await server.api.get(pathFor('getEncounter', world), { token: world.token });
-    await server.api.get('/external/v1/encounters?x=1', { token: world.token });
+    const audio = await given.server.api.get(pathFor('getAudio', given.world), { token: given.world.token });
+    const transcript = await given.server.api.get(pathFor('getTranscript', given.world), {
+      token: given.world.token,
+    });
+    const encounter = await given.server.api.get(pathFor('getEncounter', given.world), {
+      token: given.world.token,
+    });
+    await given.server.api.get('/external/v1/encounters?x=1', { token: given.world.token });
     const link = new URL(audio.body.audio_url);
     const secrets = [
-      world.token,
-      world.token.slice(9, 30),
-      digestToken(world.token, TEST_DIGEST_SECRET),
+      given.world.token,
+      given.world.token.slice(9, 30),
+      digestToken(given.world.token, TEST_DIGEST_SECRET),
       link.search.slice(1),
       ...[...link.searchParams.values()].filter((v) => v.length > 12),
       encounter.body.encounter.patient.last_name,
       transcript.body.transcript.turns[0].text,
     ];
-    const text = server.logs.join('\n') + JSON.stringify(await auditRows());
-    assert.ok(server.logs.length > 0);
+    const text = given.server.logs.join('\n') + JSON.stringify(await auditRows());
+    assert.ok(given.server.logs.length > 0);
     for (const secret of secrets)
       assert.equal(text.includes(secret), false, `leaked: ${secret.slice(0, 12)}…`);
-    for (const line of server.logs) JSON.parse(line);
+    for (const line of given.server.logs) JSON.parse(line);
   });
 
   test("happy: PostgreSQL names the audit writer's connection apart from the request pool's", {
@@ -113,7 +114,7 @@ forEachStore('audit and logs', (kind) => {
     timeout: 30_000,
   }, async () => {
     // A keyed request makes the audit writer commit, so its connection is open.
-    const ok = await server.api.get(pathFor('getDocument', world), { token: world.token });
+    const ok = await given.server.api.get(pathFor('getDocument', given.world), { token: given.world.token });
     assert.equal(ok.status, 200);
     const wanted = (names: string[]) =>
       names.includes('eds') &&
@@ -125,7 +126,7 @@ forEachStore('audit and logs', (kind) => {
       if (names.length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
       const { rows } = await sql<{ application_name: string }>`
         SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database()`.execute(
-        server.services.store.db,
+        given.server.services.store.db,
       );
       names = rows.map((r) => r.application_name).sort();
     }

@@ -9,6 +9,7 @@ import { ROUTE_LIST, SCOPES } from '../../src/contract/routes.js';
 import type { ApiResponse } from '../support/apiClient.js';
 import { asApiResponse, rawRequest, requestText } from '../support/rawHttp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
 import { buildWorld, pathFor, type World } from '../support/world.js';
 
@@ -41,42 +42,38 @@ function assertProblem(
 }
 
 forEachStore('every route', (kind) => {
-  let server: TestServer;
-  let world: World;
+  const given = useServerWithWorld(kind);
   const tokens: Record<string, string> = {};
 
   before(async () => {
-    server = await startTestServer(kind);
-    const f = server.fixtures;
-    world = await buildWorld(f, server.putObject);
+    const f = given.server.fixtures;
     const notAllowlisted = await f.organization({ allowlisted: false });
     const noRoutes = await f.organization({ routes: [] });
     const keysOff = await f.organization({ apiKeysEnabled: false });
-    tokens.revoked = (await f.key(world.orgA, { state: 'revoked' })).token;
-    tokens.disabled = (await f.key(world.orgA, { state: 'disabled' })).token;
-    tokens.expired = (await f.key(world.orgA, { expiresAt: Date.now() - 1000 })).token;
-    tokens.user = (await f.key(world.orgA, { kind: 'user' })).token;
-    tokens.test = (await f.key(world.orgA, { environment: 'test' })).token;
+    tokens.revoked = (await f.key(given.world.orgA, { state: 'revoked' })).token;
+    tokens.disabled = (await f.key(given.world.orgA, { state: 'disabled' })).token;
+    tokens.expired = (await f.key(given.world.orgA, { expiresAt: Date.now() - 1000 })).token;
+    tokens.user = (await f.key(given.world.orgA, { kind: 'user' })).token;
+    tokens.test = (await f.key(given.world.orgA, { environment: 'test' })).token;
     tokens.notAllowlisted = (await f.key(notAllowlisted)).token;
     tokens.noRoutes = (await f.key(noRoutes)).token;
     tokens.keysOff = (await f.key(keysOff)).token;
     // Revoked and expired: revocation is checked first (decisions.md order).
-    tokens.revokedExpired = (await f.key(world.orgA, { state: 'revoked', expiresAt: 1 })).token;
+    tokens.revokedExpired = (await f.key(given.world.orgA, { state: 'revoked', expiresAt: 1 })).token;
     tokens.userKeysOff = (await f.key(keysOff, { kind: 'user' })).token;
     for (const scope of SCOPES) {
       tokens[`without:${scope}`] = (
-        await f.key(world.orgA, { scopes: SCOPES.filter((s) => s !== scope) })
+        await f.key(given.world.orgA, { scopes: SCOPES.filter((s) => s !== scope) })
       ).token;
     }
   });
-  after(() => server.close());
 
   for (const route of ROUTE_LIST) {
     describe(`${route.id} (${route.path})`, () => {
-      const path = () => pathFor(route, world);
+      const path = () => pathFor(route, given.world);
 
       test('happy: a full-scope organization key gets 200 with the API headers', async () => {
-        const r = await server.api.get(path(), { token: world.token });
+        const r = await given.server.api.get(path(), { token: given.world.token });
         assert.equal(r.status, 200, r.text);
         assert.equal(r.headers.get('cache-control'), 'no-store');
         assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
@@ -84,57 +81,61 @@ forEachStore('every route', (kind) => {
       });
 
       test('error: no Authorization header, another scheme, or empty credentials → 401 missing_bearer', async () => {
-        assertProblem(await server.api.get(path()), 401, 'missing_bearer');
+        assertProblem(await given.server.api.get(path()), 401, 'missing_bearer');
         assertProblem(
-          await server.api.get(path(), { headers: { authorization: `Basic ${world.token}` } }),
+          await given.server.api.get(path(), { headers: { authorization: `Basic ${given.world.token}` } }),
           401,
           'missing_bearer',
         );
         assertProblem(
-          await server.api.get(path(), { headers: { authorization: 'Bearer ' } }),
+          await given.server.api.get(path(), { headers: { authorization: 'Bearer ' } }),
           401,
           'missing_bearer',
         );
         assertProblem(
-          await server.api.get(path(), { headers: { authorization: 'Bearer a b' } }),
+          await given.server.api.get(path(), { headers: { authorization: 'Bearer a b' } }),
           401,
           'missing_bearer',
         );
       });
 
       test('error: an eds_test_ key on a live deployment → 401 test_prefix_not_allowed, even if malformed', async () => {
-        assertProblem(await server.api.get(path(), { token: tokens.test }), 401, 'test_prefix_not_allowed');
         assertProblem(
-          await server.api.get(path(), { token: 'eds_test_short' }),
+          await given.server.api.get(path(), { token: tokens.test }),
+          401,
+          'test_prefix_not_allowed',
+        );
+        assertProblem(
+          await given.server.api.get(path(), { token: 'eds_test_short' }),
           401,
           'test_prefix_not_allowed',
         );
       });
 
       test('error: wrong shape or checksum → 401 malformed_token', async () => {
-        const flipped = world.token.slice(0, -1) + (world.token.endsWith('A') ? 'B' : 'A');
+        const flipped = given.world.token.slice(0, -1) + (given.world.token.endsWith('A') ? 'B' : 'A');
         for (const token of [
           flipped,
           'eds_live_short',
           'not-a-key',
-          `${world.token}x`,
-          world.token.replace('eds_live_', 'eds_prod_'),
+          `${given.world.token}x`,
+          given.world.token.replace('eds_live_', 'eds_prod_'),
         ]) {
-          assertProblem(await server.api.get(path(), { token }), 401, 'malformed_token');
+          assertProblem(await given.server.api.get(path(), { token }), 401, 'malformed_token');
         }
       });
 
       test('error: two Authorization headers → 401 malformed_token, whatever their order and values', async () => {
         const pairs = [
-          [`Bearer ${world.token}`, 'Bearer junk'],
-          ['Bearer junk', `Bearer ${world.token}`],
-          [`Bearer ${world.tokenB}`, `Bearer ${world.token}`],
-          [`Bearer ${world.token}`, `Bearer ${world.token}`],
-          [`Bearer ${world.token}`, ''],
+          [`Bearer ${given.world.token}`, 'Bearer junk'],
+          ['Bearer junk', `Bearer ${given.world.token}`],
+          [`Bearer ${given.world.tokenB}`, `Bearer ${given.world.token}`],
+          [`Bearer ${given.world.token}`, `Bearer ${given.world.token}`],
+          [`Bearer ${given.world.token}`, ''],
         ];
         for (const [first, second] of pairs) {
           const answer = await rawRequest(
-            server.url,
+            given.server.url,
             requestText(`GET ${path()} HTTP/1.1`, [
               'Host: 127.0.0.1',
               `Authorization: ${first}`,
@@ -146,37 +147,61 @@ forEachStore('every route', (kind) => {
       });
 
       test('error: a well-formed key that was never issued → 401 invalid_key', async () => {
-        assertProblem(await server.api.get(path(), { token: generateToken('live') }), 401, 'invalid_key');
+        assertProblem(
+          await given.server.api.get(path(), { token: generateToken('live') }),
+          401,
+          'invalid_key',
+        );
       });
 
       test('error: key states → revoked_key, disabled_key, expired_key (revoked before expired)', async () => {
-        assertProblem(await server.api.get(path(), { token: tokens.revoked }), 401, 'revoked_key');
-        assertProblem(await server.api.get(path(), { token: tokens.disabled }), 401, 'disabled_key');
-        assertProblem(await server.api.get(path(), { token: tokens.expired }), 401, 'expired_key');
-        assertProblem(await server.api.get(path(), { token: tokens.revokedExpired }), 401, 'revoked_key');
+        assertProblem(await given.server.api.get(path(), { token: tokens.revoked }), 401, 'revoked_key');
+        assertProblem(await given.server.api.get(path(), { token: tokens.disabled }), 401, 'disabled_key');
+        assertProblem(await given.server.api.get(path(), { token: tokens.expired }), 401, 'expired_key');
+        assertProblem(
+          await given.server.api.get(path(), { token: tokens.revokedExpired }),
+          401,
+          'revoked_key',
+        );
       });
 
       test('error: organization with API keys off → 401 api_keys_disabled, before the key-kind check', async () => {
-        assertProblem(await server.api.get(path(), { token: tokens.keysOff }), 401, 'api_keys_disabled');
-        assertProblem(await server.api.get(path(), { token: tokens.userKeysOff }), 401, 'api_keys_disabled');
+        assertProblem(
+          await given.server.api.get(path(), { token: tokens.keysOff }),
+          401,
+          'api_keys_disabled',
+        );
+        assertProblem(
+          await given.server.api.get(path(), { token: tokens.userKeysOff }),
+          401,
+          'api_keys_disabled',
+        );
       });
 
       test('security: a user-scoped key → 403 org_scope_only_required', async () => {
-        assertProblem(await server.api.get(path(), { token: tokens.user }), 403, 'org_scope_only_required');
+        assertProblem(
+          await given.server.api.get(path(), { token: tokens.user }),
+          403,
+          'org_scope_only_required',
+        );
       });
 
       test('security: route enablement → organization_not_allowlisted, route_not_allowed', async () => {
         assertProblem(
-          await server.api.get(path(), { token: tokens.notAllowlisted }),
+          await given.server.api.get(path(), { token: tokens.notAllowlisted }),
           403,
           'organization_not_allowlisted',
         );
-        assertProblem(await server.api.get(path(), { token: tokens.noRoutes }), 403, 'route_not_allowed');
+        assertProblem(
+          await given.server.api.get(path(), { token: tokens.noRoutes }),
+          403,
+          'route_not_allowed',
+        );
       });
 
       test('security: each required scope missing → 403 missing_scope; others are not required', async () => {
         for (const scope of SCOPES) {
-          const r = await server.api.get(path(), { token: tokens[`without:${scope}`] });
+          const r = await given.server.api.get(path(), { token: tokens[`without:${scope}`] });
           if (route.scopes.includes(scope)) assertProblem(r, 403, 'missing_scope');
           else assert.equal(r.status, 200, `${scope} is not required by ${route.id}: ${r.text}`);
         }
@@ -185,7 +210,7 @@ forEachStore('every route', (kind) => {
       test('error: any query key the route does not take → 400 unsupported_filter naming the key as sent', async () => {
         for (const key of ['owners', 'patient_id', 'Limit', 'date_of_service', 'record_kind']) {
           assertProblem(
-            await server.api.get(`${path()}?${key}=1`, { token: world.token }),
+            await given.server.api.get(`${path()}?${key}=1`, { token: given.world.token }),
             400,
             'unsupported_filter',
             key,
@@ -193,7 +218,7 @@ forEachStore('every route', (kind) => {
         }
         if (route.queryKeys.length === 0) {
           assertProblem(
-            await server.api.get(`${path()}?limit=1`, { token: world.token }),
+            await given.server.api.get(`${path()}?limit=1`, { token: given.world.token }),
             400,
             'unsupported_filter',
             'limit',
@@ -208,26 +233,26 @@ forEachStore('every route', (kind) => {
           ['page%20size=2&x=1', 'page size'],
           [`${'k'.repeat(60)}=1`, 'k'.repeat(60)],
         ] as const) {
-          const r = await server.api.get(`${path()}?${query}`, { token: world.token });
+          const r = await given.server.api.get(`${path()}?${query}`, { token: given.world.token });
           assertProblem(r, 400, 'unsupported_filter', first);
         }
       });
 
       test('ordering: authentication before query errors, scopes before query errors', async () => {
         assertProblem(
-          await server.api.get(`${path()}?owners=1&limit=0`, { token: generateToken('live') }),
+          await given.server.api.get(`${path()}?owners=1&limit=0`, { token: generateToken('live') }),
           401,
           'invalid_key',
         );
-        assertProblem(await server.api.get(`${path()}?owners=1&limit=0`), 401, 'missing_bearer');
+        assertProblem(await given.server.api.get(`${path()}?owners=1&limit=0`), 401, 'missing_bearer');
         const lacking = tokens[`without:${route.scopes[0]}`]!;
         assertProblem(
-          await server.api.get(`${path()}?limit=0&owners=1`, { token: lacking }),
+          await given.server.api.get(`${path()}?limit=0&owners=1`, { token: lacking }),
           403,
           'missing_scope',
         );
         assertProblem(
-          await server.api.get(`${path()}?owners=1`, { token: tokens.notAllowlisted }),
+          await given.server.api.get(`${path()}?owners=1`, { token: tokens.notAllowlisted }),
           403,
           'organization_not_allowlisted',
         );
@@ -235,24 +260,28 @@ forEachStore('every route', (kind) => {
 
       test('ordering: unsupported_filter before resource lookup (unknown encounter)', async () => {
         if (route.id === 'listEncounters') return;
-        const unknown = pathFor(route, world, { encounter: 'enc_doesnotexist' });
+        const unknown = pathFor(route, given.world, { encounter: 'enc_doesnotexist' });
         assertProblem(
-          await server.api.get(`${unknown}?x=1`, { token: world.token }),
+          await given.server.api.get(`${unknown}?x=1`, { token: given.world.token }),
           400,
           'unsupported_filter',
           'x',
         );
-        assertProblem(await server.api.get(unknown, { token: world.token }), 404, 'encounter_not_found');
+        assertProblem(
+          await given.server.api.get(unknown, { token: given.world.token }),
+          404,
+          'encounter_not_found',
+        );
       });
 
       test('HEAD answers like GET without a body; other methods → 405 with Allow', async () => {
-        const head = await server.api.get(path(), { token: world.token, method: 'HEAD' });
+        const head = await given.server.api.get(path(), { token: given.world.token, method: 'HEAD' });
         assert.equal(head.status, 200);
         assert.equal(head.text, '');
-        const headDenied = await server.api.get(path(), { method: 'HEAD' });
+        const headDenied = await given.server.api.get(path(), { method: 'HEAD' });
         assert.equal(headDenied.status, 401);
         for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
-          const r = await server.api.get(path(), { token: world.token, method });
+          const r = await given.server.api.get(path(), { token: given.world.token, method });
           assertProblem(r, 405, 'method_not_allowed');
           assert.equal(r.headers.get('allow'), 'GET, HEAD');
         }

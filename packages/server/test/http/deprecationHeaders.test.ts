@@ -6,9 +6,9 @@
  * marks the announced operation deprecated.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { test } from 'node:test';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
+import { pathFor } from '../support/world.js';
 
 const NOTICE = 'https://partners.example.com/changes/list-encounters-v2';
 const DEPRECATIONS = {
@@ -20,13 +20,7 @@ const EXPECTED = {
   link: `<${NOTICE}>; rel="deprecation"; type="text/html"`,
 };
 
-let server: TestServer;
-let world: World;
-before(async () => {
-  server = await startTestServer('sqlite', { env: { EDS_DEPRECATIONS: JSON.stringify(DEPRECATIONS) } });
-  world = await buildWorld(server.fixtures, server.putObject);
-});
-after(() => server.close());
+const given = useServerWithWorld('sqlite', { env: { EDS_DEPRECATIONS: JSON.stringify(DEPRECATIONS) } });
 
 function assertAnnounced(headers: Headers, where: string): void {
   assert.equal(headers.get('deprecation'), EXPECTED.deprecation, where);
@@ -35,7 +29,9 @@ function assertAnnounced(headers: Headers, where: string): void {
 }
 
 test('happy: a 200 of the announced route carries Deprecation, Sunset and the notice beside its paging links', async () => {
-  const r = await server.api.get(`${pathFor('listEncounters', world)}?limit=1`, { token: world.token });
+  const r = await given.server.api.get(`${pathFor('listEncounters', given.world)}?limit=1`, {
+    token: given.world.token,
+  });
   assert.equal(r.status, 200);
   assertAnnounced(r.headers, '200');
   assert.match(r.headers.get('link') ?? '', /rel="next"/);
@@ -43,25 +39,28 @@ test('happy: a 200 of the announced route carries Deprecation, Sunset and the no
 });
 
 test('happy: a 304, a refusal and a HEAD of the announced route carry them too', async () => {
-  const path = pathFor('listEncounters', world);
-  const first = await server.api.get(path, { token: world.token });
+  const path = pathFor('listEncounters', given.world);
+  const first = await given.server.api.get(path, { token: given.world.token });
   const etag = first.headers.get('etag')!;
-  const notModified = await server.api.get(path, { token: world.token, headers: { 'if-none-match': etag } });
+  const notModified = await given.server.api.get(path, {
+    token: given.world.token,
+    headers: { 'if-none-match': etag },
+  });
   assert.equal(notModified.status, 304);
   assertAnnounced(notModified.headers, '304');
-  const refused = await server.api.get(path, {});
+  const refused = await given.server.api.get(path, {});
   assert.equal(refused.status, 401);
   assertAnnounced(refused.headers, '401');
-  const invalid = await server.api.get(`${path}?limit=0`, { token: world.token });
+  const invalid = await given.server.api.get(`${path}?limit=0`, { token: given.world.token });
   assert.equal(invalid.status, 422);
   assertAnnounced(invalid.headers, '422');
-  const head = await server.api.get(path, { token: world.token, method: 'HEAD' });
+  const head = await given.server.api.get(path, { token: given.world.token, method: 'HEAD' });
   assert.equal(head.status, 200);
   assertAnnounced(head.headers, 'HEAD');
 });
 
 test('happy: routes that are not announced carry no deprecation fields', async () => {
-  const r = await server.api.get(pathFor('getEncounter', world), { token: world.token });
+  const r = await given.server.api.get(pathFor('getEncounter', given.world), { token: given.world.token });
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('deprecation'), null);
   assert.equal(r.headers.get('sunset'), null);
@@ -69,7 +68,7 @@ test('happy: routes that are not announced carry no deprecation fields', async (
 });
 
 test('happy: the OpenAPI document marks the announced operation deprecated, with its dates', async () => {
-  const doc = await server.api.openapi();
+  const doc = await given.server.api.openapi();
   const list = doc.paths['/external/v1/encounters'].get;
   assert.equal(list.deprecated, true);
   assert.match(list.description, /Deprecated\*\* since 2026-12-01; it stops answering after 2027-06-01/);

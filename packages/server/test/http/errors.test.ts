@@ -2,20 +2,14 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { buildWorld, type World } from '../support/world.js';
+import { test } from 'node:test';
+import { startTestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 
-let server: TestServer;
-let world: World;
-before(async () => {
-  server = await startTestServer('sqlite');
-  world = await buildWorld(server.fixtures, server.putObject);
-});
-after(() => server.close());
+const given = useServerWithWorld('sqlite');
 
 function rawRequest(raw: string): Promise<string> {
-  const { port } = new URL(server.url);
+  const { port } = new URL(given.server.url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1', () => socket.write(raw));
     let data = '';
@@ -35,7 +29,7 @@ test('error: unknown paths → 404 route_not_found problem+json with the API hea
     '/external/v1/patients',
     '/external/v1/encounters/a/b',
   ]) {
-    const r = await server.api.get(path, { token: world.token });
+    const r = await given.server.api.get(path, { token: given.world.token });
     assert.equal(r.status, 404, path);
     assert.equal(r.body.reason_code, 'route_not_found');
     assert.equal(r.headers.get('content-type'), 'application/problem+json; charset=utf-8');
@@ -46,10 +40,13 @@ test('error: unknown paths → 404 route_not_found problem+json with the API hea
 
 test('error: an ID with undecodable percent-encoding is an ID that matches nothing (after auth)', async () => {
   for (const id of ['%zz', '%C0%AF', 'abc%', '%E2%82']) {
-    const r = await server.api.get(`/external/v1/encounters/${id}`, { token: world.token });
+    const r = await given.server.api.get(`/external/v1/encounters/${id}`, { token: given.world.token });
     assert.equal(r.status, 404, `${id}: ${r.text}`);
     assert.equal(r.body.reason_code, 'encounter_not_found');
-    assert.equal((await server.api.get(`/external/v1/encounters/${id}`)).body.reason_code, 'missing_bearer');
+    assert.equal(
+      (await given.server.api.get(`/external/v1/encounters/${id}`)).body.reason_code,
+      'missing_bearer',
+    );
   }
 });
 
@@ -100,10 +97,11 @@ test('security: random junk in paths, queries and headers never yields a 5xx or 
     const path = `/external/v1/encounters/${encodeURI(pick())}${next() % 2 ? `/documents/${encodeURI(pick())}` : ''}?${encodeURI(pick())}=${encodeURI(pick())}`;
     const status = await new Promise<{ status: number; type: string }>((resolve, reject) => {
       const req = httpRequest(
-        `${server.url}${path}`,
+        `${given.server.url}${path}`,
         {
           headers: {
-            authorization: next() % 2 ? `Bearer ${world.token}` : `Bearer ${encodeURIComponent(pick())}`,
+            authorization:
+              next() % 2 ? `Bearer ${given.world.token}` : `Bearer ${encodeURIComponent(pick())}`,
             'x-junk': encodeURI(pick()),
           },
         },
@@ -124,7 +122,7 @@ test('security: random junk in paths, queries and headers never yields a 5xx or 
 
 test('error: a key that cannot be verified (digest secret or key store failing) → 503 digest_key_unavailable, never 500', async () => {
   const broken = await startTestServer('sqlite', {
-    database: server.database,
+    database: given.server.database,
     services: {
       digestKey: {
         current() {
@@ -134,7 +132,7 @@ test('error: a key that cannot be verified (digest secret or key store failing) 
     },
   });
   try {
-    const r = await broken.api.get('/external/v1/encounters', { token: world.token });
+    const r = await broken.api.get('/external/v1/encounters', { token: given.world.token });
     assert.equal(r.status, 503);
     assert.equal(r.body.reason_code, 'digest_key_unavailable');
   } finally {

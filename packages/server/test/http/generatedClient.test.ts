@@ -9,27 +9,19 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { buildWorld, type World } from '../support/world.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 
-let server: TestServer;
-let world: World;
 let dir: string;
-before(async () => {
-  server = await startTestServer('sqlite');
-  world = await buildWorld(server.fixtures, server.putObject);
+const given = useServerWithWorld('sqlite', {}, async ({ server }) => {
   dir = mkdtempSync(join(tmpdir(), 'eds-generated-client-'));
   const document = (await (await fetch(`${server.url}/openapi/v1/openapi.json`)).json()) as OpenAPI3;
   writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(document)));
 });
-after(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The client a partner would write: plain fetch, typed only by the generated `paths`. */
 const CLIENT = `
@@ -131,13 +123,26 @@ test('happy: the type-checked client makes working calls to this server', async 
   // `import type` leaves nothing behind: the client runs without the types.
   writeFileSync(file, source);
   const client = await import(pathToFileURL(file).href);
-  const page = await client.firstPage(server.url, world.token);
+  const page = await client.firstPage(given.server.url, given.world.token);
   assert.equal(page.limit, 2);
   assert.ok(page.items.length > 0);
-  const text = await client.documentText(server.url, world.token, world.encounter, world.note);
+  const text = await client.documentText(
+    given.server.url,
+    given.world.token,
+    given.world.encounter,
+    given.world.note,
+  );
   assert.equal(typeof text, 'string');
-  assert.equal(await client.documentText(server.url, world.token, world.encounter, world.ambient), null);
-  await assert.rejects(client.firstPage(server.url, 'eds_live_not-a-key'), /^Error: malformed_token: /);
+  assert.equal(
+    await client.documentText(
+      given.server.url,
+      given.world.token,
+      given.world.encounter,
+      given.world.ambient,
+    ),
+    null,
+  );
+  await assert.rejects(client.firstPage(given.server.url, 'eds_live_not-a-key'), /^Error: malformed_token: /);
 });
 
 test('error: a misspelt schema_type does not compile', () => {

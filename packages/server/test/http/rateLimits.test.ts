@@ -5,12 +5,13 @@
  * buckets refill only when the test moves it.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { updateOrganizationSettings } from '../../src/store/organizations.js';
 import { testClock } from '../support/clock.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
-import { buildWorld, type World } from '../support/world.js';
+import { buildWorld } from '../support/world.js';
 
 const LIMITS = {
   EDS_RATE_LIMIT_PER_KEY: '2',
@@ -21,22 +22,16 @@ const LIMITS = {
 };
 
 forEachStore('rate limits', (kind) => {
-  let server: TestServer;
-  let world: World;
   const clock = testClock();
-  before(async () => {
-    server = await startTestServer(kind, { env: LIMITS, clock: clock.now });
-    world = await buildWorld(server.fixtures, server.putObject);
-  });
-  after(() => server.close());
+  const given = useServerWithWorld(kind, { env: LIMITS, clock: clock.now });
 
   const list = '/external/v1/encounters';
 
   test('a key gets its burst, then 429 rate_limited with Retry-After and the RateLimit fields', async () => {
-    const { token } = await server.fixtures.key(world.orgA);
+    const { token } = await given.server.fixtures.key(given.world.orgA);
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await server.api.get(list, { token });
+      const r = await given.server.api.get(list, { token });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.headers.get('ratelimit-policy'), '"key";q=3;w=2');
       remaining.push(r.headers.get('ratelimit') ?? '');
@@ -45,7 +40,7 @@ forEachStore('rate limits', (kind) => {
       remaining.map((f) => /r=(\d+)/.exec(f)?.[1]),
       ['2', '1', '0'],
     );
-    const refused = await server.api.get(list, { token });
+    const refused = await given.server.api.get(list, { token });
     assert.equal(refused.status, 429);
     assert.equal(refused.body.reason_code, 'rate_limited');
     assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8');
@@ -56,30 +51,31 @@ forEachStore('rate limits', (kind) => {
     assert.ok(refused.headers.get('x-request-id'));
 
     clock.advance(500); // one token at 2 a second
-    assert.equal((await server.api.get(list, { token })).status, 200);
-    assert.equal((await server.api.get(list, { token })).status, 429);
+    assert.equal((await given.server.api.get(list, { token })).status, 200);
+    assert.equal((await given.server.api.get(list, { token })).status, 429);
   });
 
   test('one key over its limit leaves another key of the same organization alone', async () => {
-    const flooding = await server.fixtures.key(world.orgA);
-    const quiet = await server.fixtures.key(world.orgA);
-    for (let i = 0; i < 4; i++) await server.api.get(list, { token: flooding.token });
-    assert.equal((await server.api.get(list, { token: flooding.token })).status, 429);
-    assert.equal((await server.api.get(list, { token: quiet.token })).status, 200);
+    const flooding = await given.server.fixtures.key(given.world.orgA);
+    const quiet = await given.server.fixtures.key(given.world.orgA);
+    for (let i = 0; i < 4; i++) await given.server.api.get(list, { token: flooding.token });
+    assert.equal((await given.server.api.get(list, { token: flooding.token })).status, 429);
+    assert.equal((await given.server.api.get(list, { token: quiet.token })).status, 200);
   });
 
   test("security: a key's refusals are audited as one row per key and window, with the exact count", async () => {
-    const flooding = await server.fixtures.key(world.orgA);
-    const other = await server.fixtures.key(world.orgA);
+    const flooding = await given.server.fixtures.key(given.world.orgA);
+    const other = await given.server.fixtures.key(given.world.orgA);
     const answers = [];
-    for (let i = 0; i < 3 + 40; i++) answers.push(await server.api.get(list, { token: flooding.token }));
-    for (let i = 0; i < 3 + 3; i++) answers.push(await server.api.get(list, { token: other.token }));
+    for (let i = 0; i < 3 + 40; i++)
+      answers.push(await given.server.api.get(list, { token: flooding.token }));
+    for (let i = 0; i < 3 + 3; i++) answers.push(await given.server.api.get(list, { token: other.token }));
     assert.deepEqual(
       answers.map((r) => r.status).join(','),
       [...Array(3).fill(200), ...Array(40).fill(429), ...Array(3).fill(200), ...Array(3).fill(429)].join(','),
     );
-    await server.flushAudit();
-    const rows = await server.services.store.db
+    await given.server.flushAudit();
+    const rows = await given.server.services.store.db
       .selectFrom('audit_log')
       .select(['key_id', 'organization_id', 'status', 'reason_code', 'request_count', 'request_id'])
       .where('key_id', 'in', [flooding.id, other.id])
@@ -88,7 +84,7 @@ forEachStore('rate limits', (kind) => {
       rows.filter((r) => r.key_id === keyId && r.reason_code === 'rate_limited');
     assert.deepEqual(
       refusals(flooding.id).map((r) => [r.organization_id, r.status, r.request_count]),
-      [[world.orgA, 429, 40]],
+      [[given.world.orgA, 429, 40]],
       'forty refusals of one key: one row, not forty group commits',
     );
     assert.equal(refusals(flooding.id)[0]!.request_id, answers[3]!.headers.get('x-request-id'));
@@ -103,50 +99,55 @@ forEachStore('rate limits', (kind) => {
   });
 
   test('429 comes after the key is identified and before scopes, route enablement and the query', async () => {
-    const unscoped = await server.fixtures.key(world.orgA, { scopes: [] });
+    const unscoped = await given.server.fixtures.key(given.world.orgA, { scopes: [] });
     for (let i = 0; i < 3; i++) {
-      const r = await server.api.get(`${list}?limit=abc`, { token: unscoped.token });
+      const r = await given.server.api.get(`${list}?limit=abc`, { token: unscoped.token });
       assert.equal(r.body.reason_code, 'missing_scope');
       assert.ok(r.headers.get('ratelimit'), 'errors to keyed requests carry the fields too');
     }
-    const r = await server.api.get(`${list}?limit=abc`, { token: unscoped.token });
+    const r = await given.server.api.get(`${list}?limit=abc`, { token: unscoped.token });
     assert.equal(r.body.reason_code, 'rate_limited');
 
-    const blocked = await server.fixtures.organization({ allowlisted: false });
-    const blockedKey = await server.fixtures.key(blocked);
+    const blocked = await given.server.fixtures.organization({ allowlisted: false });
+    const blockedKey = await given.server.fixtures.key(blocked);
     for (let i = 0; i < 3; i++) {
-      const r = await server.api.get(`/external/v1/encounters/${world.encounter}`, {
+      const r = await given.server.api.get(`/external/v1/encounters/${given.world.encounter}`, {
         token: blockedKey.token,
       });
       assert.equal(r.body.reason_code, 'organization_not_allowlisted');
     }
-    const last = await server.api.get(`/external/v1/encounters/${world.encounter}`, {
+    const last = await given.server.api.get(`/external/v1/encounters/${given.world.encounter}`, {
       token: blockedKey.token,
     });
     assert.equal(last.body.reason_code, 'rate_limited');
   });
 
   test("an organization's own rate applies to its keys, and `default` goes back to the deployment's", async () => {
-    const org = await server.fixtures.organization();
-    await updateOrganizationSettings(server.services.store.db, org, { rateLimitPerKey: 10 }, clock.now());
-    const { token } = await server.fixtures.key(org);
-    const r = await server.api.get(list, { token });
+    const org = await given.server.fixtures.organization();
+    await updateOrganizationSettings(
+      given.server.services.store.db,
+      org,
+      { rateLimitPerKey: 10 },
+      clock.now(),
+    );
+    const { token } = await given.server.fixtures.key(org);
+    const r = await given.server.api.get(list, { token });
     assert.equal(r.status, 200);
     // The deployment's burst-to-rate ratio (3 : 2) kept: 10 a second, burst 15.
     assert.equal(r.headers.get('ratelimit-policy'), '"key";q=15;w=2');
-    for (let i = 0; i < 14; i++) assert.equal((await server.api.get(list, { token })).status, 200);
-    assert.equal((await server.api.get(list, { token })).status, 429);
+    for (let i = 0; i < 14; i++) assert.equal((await given.server.api.get(list, { token })).status, 200);
+    assert.equal((await given.server.api.get(list, { token })).status, 429);
 
-    const unlimited = await server.fixtures.organization();
+    const unlimited = await given.server.fixtures.organization();
     await updateOrganizationSettings(
-      server.services.store.db,
+      given.server.services.store.db,
       unlimited,
       { rateLimitPerKey: 0 },
       clock.now(),
     );
-    const free = await server.fixtures.key(unlimited);
+    const free = await given.server.fixtures.key(unlimited);
     for (let i = 0; i < 6; i++) {
-      const answer = await server.api.get(list, { token: free.token });
+      const answer = await given.server.api.get(list, { token: free.token });
       assert.equal(answer.status, 200);
       assert.equal(answer.headers.get('ratelimit'), null, 'no limit, no fields');
     }

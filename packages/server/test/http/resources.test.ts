@@ -3,30 +3,24 @@
  * every resource reason code, in the contract's order.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { test } from 'node:test';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { pathFor } from '../support/world.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 forEachStore('resources', (kind) => {
-  let server: TestServer;
-  let world: World;
-  before(async () => {
-    server = await startTestServer(kind);
-    world = await buildWorld(server.fixtures, server.putObject);
-  });
-  after(() => server.close());
+  const given = useServerWithWorld(kind);
 
-  const get = (path: string, token = world.token) => server.api.get(path, { token });
+  const get = (path: string, token = given.world.token) => given.server.api.get(path, { token });
   const code = async (path: string, token?: string) => {
     const r = await get(path, token);
     return `${r.status} ${r.body.reason_code ?? ''}`.trim();
   };
 
   test('happy: encounter detail has exactly the contract fields, UTC millisecond datetimes, public documents in created_at order', async () => {
-    const r = await get(pathFor('getEncounter', world));
+    const r = await get(pathFor('getEncounter', given.world));
     assert.deepEqual(Object.keys(r.body), ['encounter']);
     const e = r.body.encounter;
     assert.deepEqual(Object.keys(e).sort(), [
@@ -41,8 +35,8 @@ forEachStore('resources', (kind) => {
       'updated_at',
     ]);
     for (const field of ['created_at', 'updated_at', 'date_of_service']) assert.match(e[field], ISO_MS);
-    assert.equal(e.encounter_id, world.encounter);
-    assert.equal(e.organization_id, world.orgA);
+    assert.equal(e.encounter_id, given.world.encounter);
+    assert.equal(e.organization_id, given.world.orgA);
     assert.deepEqual(Object.keys(e.patient).sort(), [
       'date_of_birth',
       'first_name',
@@ -53,20 +47,26 @@ forEachStore('resources', (kind) => {
     // The internal schema type is not listed; the rest in created_at order.
     assert.deepEqual(
       e.documents.map((d: { document_id: string }) => d.document_id),
-      [world.ambient, world.unfinalized, world.note, world.bare, world.missingAudio],
+      [
+        given.world.ambient,
+        given.world.unfinalized,
+        given.world.note,
+        given.world.bare,
+        given.world.missingAudio,
+      ],
     );
-    const note = e.documents.find((d: { document_id: string }) => d.document_id === world.note);
+    const note = e.documents.find((d: { document_id: string }) => d.document_id === given.world.note);
     assert.deepEqual(note, {
-      document_id: world.note,
+      document_id: given.world.note,
       schema_type: 'document',
       title: 'SOAP note',
       status: null,
       workflow_variant: null,
       audio_duration_seconds: null,
     });
-    const ambient = e.documents.find((d: { document_id: string }) => d.document_id === world.ambient);
+    const ambient = e.documents.find((d: { document_id: string }) => d.document_id === given.world.ambient);
     assert.deepEqual(ambient, {
-      document_id: world.ambient,
+      document_id: given.world.ambient,
       schema_type: 'ambient_transcript',
       title: 'Visit recording',
       status: 'completed',
@@ -76,7 +76,7 @@ forEachStore('resources', (kind) => {
   });
 
   test('happy: document detail carries markdown content for a document and no content field for a transcript', async () => {
-    const note = (await get(pathFor('getDocument', world))).body.document;
+    const note = (await get(pathFor('getDocument', given.world))).body.document;
     assert.deepEqual(Object.keys(note).sort(), [
       'content',
       'created_at',
@@ -90,17 +90,18 @@ forEachStore('resources', (kind) => {
     ]);
     assert.deepEqual(note.content, { format: 'markdown', text: '## Subjective\nHeadache.' });
     assert.equal(note.status, null);
-    const ambient = (await get(pathFor('getDocument', world, { document: world.ambient }))).body.document;
+    const ambient = (await get(pathFor('getDocument', given.world, { document: given.world.ambient }))).body
+      .document;
     assert.equal('content' in ambient, false);
     assert.equal(ambient.schema_type, 'ambient_transcript');
     assert.equal(ambient.status, 'completed');
   });
 
   test('happy: transcript returns ordered finalized turns', async () => {
-    const r = await get(pathFor('getTranscript', world));
+    const r = await get(pathFor('getTranscript', given.world));
     assert.deepEqual(r.body, {
-      encounter_id: world.encounter,
-      document_id: world.ambient,
+      encounter_id: given.world.encounter,
+      document_id: given.world.ambient,
       transcript: {
         provider: 'example-asr',
         audio_duration_seconds: 612.4,
@@ -114,7 +115,7 @@ forEachStore('resources', (kind) => {
 
   test('happy: audio link is a URL with an expiry about five minutes ahead', async () => {
     const before = Date.now();
-    const r = await get(pathFor('getAudio', world));
+    const r = await get(pathFor('getAudio', given.world));
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(Object.keys(r.body).sort(), ['audio_url', 'expires_at']);
     assert.match(r.body.expires_at, ISO_MS);
@@ -125,43 +126,62 @@ forEachStore('resources', (kind) => {
 
   for (const route of ['getEncounter', 'getDocument', 'getTranscript', 'getAudio'] as const) {
     test(`security: ${route} → encounter_not_found, cross_organization_denied, demo_training_denied`, async () => {
-      assert.equal(await code(pathFor(route, world, { encounter: 'enc_nope' })), '404 encounter_not_found');
       assert.equal(
-        await code(pathFor(route, world, { encounter: world.encounterB, document: world.noteB })),
+        await code(pathFor(route, given.world, { encounter: 'enc_nope' })),
+        '404 encounter_not_found',
+      );
+      assert.equal(
+        await code(
+          pathFor(route, given.world, { encounter: given.world.encounterB, document: given.world.noteB }),
+        ),
         '403 cross_organization_denied',
       );
       assert.equal(
-        await code(pathFor(route, world, { encounter: world.demoEncounter, document: world.demoNote })),
+        await code(
+          pathFor(route, given.world, {
+            encounter: given.world.demoEncounter,
+            document: given.world.demoNote,
+          }),
+        ),
         '403 demo_training_denied',
       );
       // The other organization's key sees organization A's encounter as another organization's.
-      assert.equal(await code(pathFor(route, world), world.tokenB), '403 cross_organization_denied');
+      assert.equal(
+        await code(pathFor(route, given.world), given.world.tokenB),
+        '403 cross_organization_denied',
+      );
     });
   }
 
   for (const route of ['getDocument', 'getTranscript', 'getAudio'] as const) {
     test(`error: ${route} → document_not_found for an unknown document or one of another encounter`, async () => {
-      assert.equal(await code(pathFor(route, world, { document: 'doc_nope' })), '404 document_not_found');
       assert.equal(
-        await code(pathFor(route, world, { document: world.otherNote })),
+        await code(pathFor(route, given.world, { document: 'doc_nope' })),
         '404 document_not_found',
       );
-      assert.equal(await code(pathFor(route, world, { document: world.noteB })), '404 document_not_found');
+      assert.equal(
+        await code(pathFor(route, given.world, { document: given.world.otherNote })),
+        '404 document_not_found',
+      );
+      assert.equal(
+        await code(pathFor(route, given.world, { document: given.world.noteB })),
+        '404 document_not_found',
+      );
     });
   }
 
   test('error: unsupported_document_type where the route does not serve the type', async () => {
     assert.equal(
-      await code(pathFor('getDocument', world, { document: world.internal })),
+      await code(pathFor('getDocument', given.world, { document: given.world.internal })),
       '400 unsupported_document_type',
     );
     for (const route of ['getTranscript', 'getAudio'] as const) {
       assert.equal(
-        await code(pathFor(route, world, { document: world.note })),
+        await code(pathFor(route, given.world, { document: given.world.note })),
         '400 unsupported_document_type',
       );
       assert.equal(
-        await code(pathFor(route, world, { document: world.internal })),
+        await code(pathFor(route, given.world, { document: given.world.internal })),
         '400 unsupported_document_type',
       );
     }
@@ -169,22 +189,22 @@ forEachStore('resources', (kind) => {
 
   test('error: transcript_not_found when the transcript is not finalized or absent', async () => {
     assert.equal(
-      await code(pathFor('getTranscript', world, { document: world.unfinalized })),
+      await code(pathFor('getTranscript', given.world, { document: given.world.unfinalized })),
       '404 transcript_not_found',
     );
     assert.equal(
-      await code(pathFor('getTranscript', world, { document: world.bare })),
+      await code(pathFor('getTranscript', given.world, { document: given.world.bare })),
       '404 transcript_not_found',
     );
   });
 
   test('error: audio_not_available_for_document without a recording, audio_not_found when its object is gone', async () => {
     assert.equal(
-      await code(pathFor('getAudio', world, { document: world.bare })),
+      await code(pathFor('getAudio', given.world, { document: given.world.bare })),
       '400 audio_not_available_for_document',
     );
     assert.equal(
-      await code(pathFor('getAudio', world, { document: world.missingAudio })),
+      await code(pathFor('getAudio', given.world, { document: given.world.missingAudio })),
       '404 audio_not_found',
     );
   });
@@ -199,13 +219,13 @@ forEachStore('resources', (kind) => {
       // Array-literal syntax (PostgreSQL's audit insert sends each column as one array).
       'NULL',
       '%7B%22a%5C%22%2C%7D',
-      world.encounter.toUpperCase(),
-      `${world.encounter}%20`,
+      given.world.encounter.toUpperCase(),
+      `${given.world.encounter}%20`,
     ];
     for (const id of odd) {
       assert.equal(await code(`/external/v1/encounters/${id}`), '404 encounter_not_found', id.slice(0, 40));
     }
-    const audited = await server.services.store.db
+    const audited = await given.server.services.store.db
       .selectFrom('audit_log')
       .select('encounter_id')
       .where('encounter_id', 'in', ['NULL', '{"a\\",}'])

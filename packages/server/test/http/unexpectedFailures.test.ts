@@ -4,14 +4,15 @@
  * the store is. digest_key_unavailable stays for a key that could not be verified.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { ApiResponse } from '../support/apiClient.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
 import { waitFor } from '../support/waitFor.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { buildWorld, pathFor } from '../support/world.js';
 
 function assertServiceUnavailable(r: ApiResponse): void {
   assert.equal(r.status, 503, r.text);
@@ -36,22 +37,21 @@ function failureLine(server: TestServer, requestId: string): LogLine | undefined
 }
 
 forEachStore('the store failing after the key was verified', (kind) => {
-  let server: TestServer;
-  let world: World;
-  before(async () => {
-    server = await startTestServer(kind);
-    world = await buildWorld(server.fixtures, server.putObject);
-  });
-  after(() => server.close());
+  const given = useServerWithWorld(kind);
 
   test('error: the read model gone → 503 service_unavailable with Retry-After, the cause logged, then 200 again', async () => {
-    const { db } = server.services.store;
-    assert.equal((await server.api.get(pathFor('getEncounter', world), { token: world.token })).status, 200);
+    const { db } = given.server.services.store;
+    assert.equal(
+      (await given.server.api.get(pathFor('getEncounter', given.world), { token: given.world.token })).status,
+      200,
+    );
     await sql`ALTER TABLE encounter_reads RENAME TO encounter_reads_away`.execute(db);
     let list: ApiResponse;
     try {
-      const one = await server.api.get(pathFor('getEncounter', world), { token: world.token });
-      list = await server.api.get('/external/v1/encounters', { token: world.token });
+      const one = await given.server.api.get(pathFor('getEncounter', given.world), {
+        token: given.world.token,
+      });
+      list = await given.server.api.get('/external/v1/encounters', { token: given.world.token });
       assertServiceUnavailable(one);
       assertServiceUnavailable(list);
       // The key was verified: the answer carries its rate-limit fields, and nothing about keys.
@@ -60,20 +60,23 @@ forEachStore('the store failing after the key was verified', (kind) => {
     } finally {
       await sql`ALTER TABLE encounter_reads_away RENAME TO encounter_reads`.execute(db);
     }
-    const line = failureLine(server, list.body.request_id);
+    const line = failureLine(given.server, list.body.request_id);
     assert.ok(line, 'the failure is logged with the request id');
     assert.equal(line.level, 50);
     assert.match(line.err?.message ?? '', /encounter_reads/, 'the cause is in the log');
-    assert.equal(JSON.stringify(line).includes(world.token), false);
-    assert.equal((await server.api.get(pathFor('getEncounter', world), { token: world.token })).status, 200);
+    assert.equal(JSON.stringify(line).includes(given.world.token), false);
+    assert.equal(
+      (await given.server.api.get(pathFor('getEncounter', given.world), { token: given.world.token })).status,
+      200,
+    );
   });
 
   test('audit: the refused request is recorded with its reason code before it is answered', async () => {
-    const { db } = server.services.store;
+    const { db } = given.server.services.store;
     await sql`ALTER TABLE encounter_reads RENAME TO encounter_reads_away`.execute(db);
     let r: ApiResponse;
     try {
-      r = await server.api.get(pathFor('getTranscript', world), { token: world.token });
+      r = await given.server.api.get(pathFor('getTranscript', given.world), { token: given.world.token });
     } finally {
       await sql`ALTER TABLE encounter_reads_away RENAME TO encounter_reads`.execute(db);
     }
@@ -87,18 +90,21 @@ forEachStore('the store failing after the key was verified', (kind) => {
   });
 
   test('error: the key store failing before the key is verified is still 503 digest_key_unavailable', async () => {
-    const { db } = server.services.store;
-    const fresh = (await server.fixtures.key(world.orgA)).token;
+    const { db } = given.server.services.store;
+    const fresh = (await given.server.fixtures.key(given.world.orgA)).token;
     await sql`ALTER TABLE api_keys RENAME TO api_keys_away`.execute(db);
     try {
-      const r = await server.api.get(pathFor('getEncounter', world), { token: fresh });
+      const r = await given.server.api.get(pathFor('getEncounter', given.world), { token: fresh });
       assert.equal(r.status, 503, r.text);
       assert.equal(r.body.reason_code, 'digest_key_unavailable');
       assert.equal(r.body.field, null);
     } finally {
       await sql`ALTER TABLE api_keys_away RENAME TO api_keys`.execute(db);
     }
-    assert.equal((await server.api.get(pathFor('getEncounter', world), { token: fresh })).status, 200);
+    assert.equal(
+      (await given.server.api.get(pathFor('getEncounter', given.world), { token: fresh })).status,
+      200,
+    );
   });
 });
 

@@ -7,16 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { testClock } from '../support/clock.js';
 import { TEST_DIGEST_SECRET, TEST_MEDIA_SECRET } from '../support/fixtures.js';
 import { rawRequest, requestText } from '../support/rawHttp.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
 import { waitFor } from '../support/waitFor.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { pathFor } from '../support/world.js';
 
 const MAX_CONNECTIONS = 300;
 /** Idle sockets opened in all: ten times the bound, within this machine's descriptor limit. */
@@ -73,50 +74,44 @@ async function shedTotal(server: TestServer): Promise<number> {
 }
 
 forEachStore('connection bounds', (kind) => {
-  let server: TestServer;
-  let world: World;
-  before(async () => {
-    server = await startTestServer(kind, {
-      // A fixed clock: the warning is logged once a minute at most, and this minute never ends.
-      clock: testClock().now,
-      env: {
-        EDS_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
-        // Idle sockets stay open unless the bound closes them: this test is about the bound.
-        EDS_KEEP_ALIVE_TIMEOUT_MS: '600000',
-        // The keyed answers' time is the connections' part, not a disk flush's (SQLite).
-        EDS_AUDIT_SQLITE_SYNCHRONOUS: 'normal',
-      },
-    });
-    world = await buildWorld(server.fixtures, server.putObject);
+  const given = useServerWithWorld(kind, {
+    // A fixed clock: the warning is logged once a minute at most, and this minute never ends.
+    clock: testClock().now,
+    env: {
+      EDS_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+      // Idle sockets stay open unless the bound closes them: this test is about the bound.
+      EDS_KEEP_ALIVE_TIMEOUT_MS: '600000',
+      // The keyed answers' time is the connections' part, not a disk flush's (SQLite).
+      EDS_AUDIT_SQLITE_SYNCHRONOUS: 'normal',
+    },
   });
-  after(() => server.close());
 
   test('security: thousands of idle sockets do not lock out a keyed client; the longest-idle are closed, counted and logged once', async () => {
-    const keyed = requestText(`GET ${pathFor('listEncounters', world)}?limit=1 HTTP/1.1`, [
+    const keyed = requestText(`GET ${pathFor('listEncounters', given.world)}?limit=1 HTTP/1.1`, [
       'Host: 127.0.0.1',
-      `Authorization: Bearer ${world.token}`,
+      `Authorization: Bearer ${given.world.token}`,
     ]);
-    assert.equal((await rawRequest(server.url, keyed)).status, 200, 'served before the flood');
+    assert.equal((await rawRequest(given.server.url, keyed)).status, 200, 'served before the flood');
 
     // Batches alternate between the API and the media port: the bound is the process's.
-    const flood = startIdleSockets([server.url, server.mediaUrl!]);
+    const flood = startIdleSockets([given.server.url, given.server.mediaUrl!]);
     const latencies: number[] = [];
     const statuses = new Set<number>();
     let peak = 0;
     try {
       while (!flood.lines.includes('done') || latencies.length < 20) {
         const sent = performance.now();
-        const answer = await rawRequest(server.url, keyed);
+        const answer = await rawRequest(given.server.url, keyed);
         latencies.push(performance.now() - sent);
         statuses.add(answer.status);
-        const open = Object.values(await openConnections(server)).reduce((a, b) => a + b, 0);
+        const open = Object.values(await openConnections(given.server)).reduce((a, b) => a + b, 0);
         peak = Math.max(peak, open);
       }
       await waitFor(
         async () => (await flood.closedByServer()) >= IDLE_SOCKETS - MAX_CONNECTIONS,
         'the client to see its longest-idle sockets closed',
       );
-      const open = Object.values(await openConnections(server)).reduce((a, b) => a + b, 0);
+      const open = Object.values(await openConnections(given.server)).reduce((a, b) => a + b, 0);
       assert.ok(open <= MAX_CONNECTIONS, `${open} open at the end`);
     } finally {
       await flood.stop();
@@ -126,13 +121,13 @@ forEachStore('connection bounds', (kind) => {
     const slowest = Math.max(...latencies);
     assert.ok(slowest < SERVED_WITHIN_MS, `the slowest keyed answer took ${slowest.toFixed(0)} ms`);
     assert.ok(peak <= MAX_CONNECTIONS, `at most ${MAX_CONNECTIONS} open, saw ${peak}`);
-    assert.ok((await shedTotal(server)) >= IDLE_SOCKETS - MAX_CONNECTIONS);
-    const warnings = server.logs.filter((line) => line.includes('connection limit reached'));
+    assert.ok((await shedTotal(given.server)) >= IDLE_SOCKETS - MAX_CONNECTIONS);
+    const warnings = given.server.logs.filter((line) => line.includes('connection limit reached'));
     assert.equal(warnings.length, 1, 'one line, however many connections were closed');
     assert.match(warnings[0]!, /"max_connections":300/);
     assert.doesNotMatch(warnings[0]!, /127\.0\.0\.1/, 'no client address in the line');
     await waitFor(async () => {
-      const open = await openConnections(server);
+      const open = await openConnections(given.server);
       return (open.api ?? 0) === 0 && (open.media ?? 0) === 0;
     }, 'the gauge to fall back to zero once the sockets are gone');
     console.log(

@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
 import { REASON_CODES } from '../../src/contract/reasons.js';
 import { ROUTE_LIST } from '../../src/contract/routes.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
+import { pathFor } from '../support/world.js';
 
 interface RawResponse {
   status: number;
@@ -90,13 +90,7 @@ const rawBytes = fc
   .uint8Array({ minLength: 1, maxLength: 40 })
   .map((b) => Buffer.from(b.map((x) => (x === 10 || x === 13 ? 32 : x))));
 
-let server: TestServer;
-let world: World;
-before(async () => {
-  server = await startTestServer('sqlite');
-  world = await buildWorld(server.fixtures, server.putObject);
-});
-after(() => server.close());
+const given = useServerWithWorld('sqlite');
 
 function assertProblemOrSuccess(r: RawResponse, what: string): void {
   assert.ok(r.status >= 200 && r.status < 500, `${what} → ${r.status}`);
@@ -124,17 +118,17 @@ test('security: adversarial paths and queries on every route answer as the contr
       fc.array(fc.tuple(segment, segment), { maxLength: 4 }),
       fc.constantFrom('valid', 'none', 'junk'),
       async (route, a, b, query, auth) => {
-        const template = pathFor(route, world);
-        const path = template.replace(world.encounter, a).replace(/documents\/[^/]+/, `documents/${b}`);
+        const template = pathFor(route, given.world);
+        const path = template.replace(given.world.encounter, a).replace(/documents\/[^/]+/, `documents/${b}`);
         const qs = query.map(([k, v]) => `${k}=${v}`).join('&');
         const target = qs ? `${path}?${qs}` : path;
         const authorization =
-          auth === 'valid' ? `Bearer ${world.token}` : auth === 'junk' ? `Bearer ${a}` : undefined;
+          auth === 'valid' ? `Bearer ${given.world.token}` : auth === 'junk' ? `Bearer ${a}` : undefined;
         const request = Buffer.from(
           `GET ${target} HTTP/1.1\r\nHost: x\r\n${authorization ? `Authorization: ${authorization}\r\n` : ''}Connection: close\r\n\r\n`,
           'latin1',
         );
-        assertProblemOrSuccess(await send(server.url, request), target.slice(0, 80));
+        assertProblemOrSuccess(await send(given.server.url, request), target.slice(0, 80));
       },
     ),
     { numRuns: 250, seed: 42 },
@@ -153,14 +147,14 @@ test('security: raw header bytes (invalid UTF-8, NUL, huge, repeated) never yiel
         const value = huge ? Buffer.concat([bytes, Buffer.alloc(20_000, 0x61)]) : bytes;
         const lines = [
           Buffer.from(
-            `GET ${pathFor(route, world)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${world.token}\r\n`,
+            `GET ${pathFor(route, given.world)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${given.world.token}\r\n`,
             'latin1',
           ),
         ];
         for (let i = 0; i < repeats; i++)
           lines.push(Buffer.from(`${name}: `, 'latin1'), value, Buffer.from('\r\n', 'latin1'));
         lines.push(Buffer.from('Connection: close\r\n\r\n', 'latin1'));
-        const r = await send(server.url, Buffer.concat(lines));
+        const r = await send(given.server.url, Buffer.concat(lines));
         assertProblemOrSuccess(r, `${route.id} ${name} ×${repeats}${huge ? ' huge' : ''}`);
       },
     ),
@@ -169,8 +163,8 @@ test('security: raw header bytes (invalid UTF-8, NUL, huge, repeated) never yiel
 });
 
 test('security: the media host answers junk links with 4xx problem+json, never 5xx', async () => {
-  const link = (await server.api.get(pathFor('getAudio', world), { token: world.token })).body
-    .audio_url as string;
+  const link = (await given.server.api.get(pathFor('getAudio', given.world), { token: given.world.token }))
+    .body.audio_url as string;
   const media = new URL(link);
   await fc.assert(
     fc.asyncProperty(

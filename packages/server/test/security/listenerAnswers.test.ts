@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { METHODS } from 'node:http';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { ROUTE_LIST } from '../../src/contract/routes.js';
 import { type RawResponse, rawRequest, requestText } from '../support/rawHttp.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
-import { buildWorld, pathFor, type World } from '../support/world.js';
+import { pathFor } from '../support/world.js';
 
 function assertProblem(answer: RawResponse, status: number, reasonCode: string, what: string): void {
   assert.equal(answer.status, status, `${what}: ${answer.raw.slice(0, 300)}`);
@@ -29,22 +29,19 @@ function assertProblem(answer: RawResponse, status: number, reasonCode: string, 
 const OTHER_METHODS = METHODS.filter((m) => !['GET', 'HEAD', 'CONNECT'].includes(m));
 
 forEachStore('answers of the listeners', (kind) => {
-  let server: TestServer;
-  let world: World;
+  const given = useServerWithWorld(kind, { env: { EDS_ADMIN_PORT: '0' } });
   let ports: { name: string; url: string; path: string }[];
   before(async () => {
-    server = await startTestServer(kind, { env: { EDS_ADMIN_PORT: '0' } });
-    world = await buildWorld(server.fixtures, server.putObject);
     const link = new URL(
-      (await server.api.get(pathFor('getAudio', world), { token: world.token })).body.audio_url,
+      (await given.server.api.get(pathFor('getAudio', given.world), { token: given.world.token })).body
+        .audio_url,
     );
     ports = [
-      { name: 'api', url: server.url, path: pathFor('listEncounters', world) },
-      { name: 'media', url: server.mediaUrl!, path: `${link.pathname}${link.search}` },
-      { name: 'admin', url: server.adminUrl!, path: '/metrics' },
+      { name: 'api', url: given.server.url, path: pathFor('listEncounters', given.world) },
+      { name: 'media', url: given.server.mediaUrl!, path: `${link.pathname}${link.search}` },
+      { name: 'admin', url: given.server.adminUrl!, path: '/metrics' },
     ];
   });
-  after(() => server.close());
 
   test('error: an HTTP/1.1 request without Host → 400 problem+json on every port (HTTP/1.0 needs none)', async () => {
     for (const port of ports) {
@@ -52,7 +49,7 @@ forEachStore('answers of the listeners', (kind) => {
       assertProblem(answer, 400, 'route_not_found', `${port.name} without Host`);
       assert.match(JSON.parse(answer.body).detail, /Host/);
     }
-    const old = await rawRequest(server.url, requestText(`GET ${ports[0]!.path} HTTP/1.0`));
+    const old = await rawRequest(given.server.url, requestText(`GET ${ports[0]!.path} HTTP/1.0`));
     assertProblem(old, 401, 'missing_bearer', 'HTTP/1.0 without Host reaches the route');
   });
 
@@ -68,7 +65,11 @@ forEachStore('answers of the listeners', (kind) => {
 
   test('error: every other method Node parses → 405 problem+json with Allow on each route and port', async () => {
     const targets = [
-      ...ROUTE_LIST.map((route) => ({ name: route.id, url: server.url, path: pathFor(route, world) })),
+      ...ROUTE_LIST.map((route) => ({
+        name: route.id,
+        url: given.server.url,
+        path: pathFor(route, given.world),
+      })),
       ...ports.slice(1),
     ];
     for (const target of targets) {
@@ -77,7 +78,7 @@ forEachStore('answers of the listeners', (kind) => {
           target.url,
           requestText(`${method} ${target.path} HTTP/1.1`, [
             'Host: 127.0.0.1',
-            `Authorization: Bearer ${world.token}`,
+            `Authorization: Bearer ${given.world.token}`,
             'Content-Length: 0',
           ]),
         );
@@ -87,7 +88,10 @@ forEachStore('answers of the listeners', (kind) => {
   });
 
   test('error: unknown paths on the admin port → 404 problem+json', async () => {
-    const answer = await rawRequest(server.adminUrl!, requestText('GET / HTTP/1.1', ['Host: 127.0.0.1']));
+    const answer = await rawRequest(
+      given.server.adminUrl!,
+      requestText('GET / HTTP/1.1', ['Host: 127.0.0.1']),
+    );
     assertProblem(answer, 404, 'route_not_found', 'admin /');
   });
 });
