@@ -2,8 +2,9 @@
 // Runs a package's test files with Node's own test runner and tsx: `test/**/*.test.ts` in sorted
 // order (the same list on every supported Node.js and shell), or the paths given.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { transpileSources } from './transpile-sources.mjs';
 
 function findTests(dir) {
   const found = [];
@@ -26,17 +27,28 @@ const reporter = process.env.TEST_REPORTER ?? (process.stdout.isTTY ? 'spec' : '
 // A test that hangs fails with its name after this long (a whole run takes minutes), instead of
 // holding CI until its own limit with nothing said. Tests wait for conditions, never for this.
 const timeout = process.env.TEST_TIMEOUT_MS ?? '600000';
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    `--test-timeout=${timeout}`,
-    `--test-reporter=${reporter}`,
-    ...files,
-  ],
-  { stdio: 'inherit' },
-);
+// The tests start `eds` as a subprocess again and again; through bin/eds.js each start has tsx
+// load and compile the sources again, in the process and in its audit writer thread. They start
+// one transpiled copy of the sources instead, made fresh for this run (test/support/cli.ts).
+const packageRoot = resolve(import.meta.dirname, '..');
+const transpiled = mkdtempSync(join(packageRoot, '.test-build-'));
+let result;
+try {
+  transpileSources(packageRoot, transpiled);
+  result = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      `--test-timeout=${timeout}`,
+      `--test-reporter=${reporter}`,
+      ...files,
+    ],
+    { stdio: 'inherit', env: { ...process.env, TEST_EDS_CLI: join(transpiled, 'cli', 'main.js') } },
+  );
+} finally {
+  rmSync(transpiled, { recursive: true, force: true });
+}
 process.exit(result.status ?? 1);

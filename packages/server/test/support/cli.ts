@@ -9,7 +9,13 @@ import { createServices, type ServiceOverrides, type Services } from '../../src/
 import { TEST_DIGEST_SECRET, TEST_MEDIA_SECRET } from './fixtures.js';
 import { createTestStore, type StoreKind, type TestDatabase } from './stores.js';
 
-export const EDS_BIN = fileURLToPath(new URL('../../bin/eds.js', import.meta.url));
+/** The package's `eds` script: the TypeScript sources through tsx. */
+export const EDS_BIN_SCRIPT = fileURLToPath(new URL('../../bin/eds.js', import.meta.url));
+/**
+ * What a test starts as `eds`: the entry of the sources transpiled once for the whole run when
+ * the test runner made them (scripts/run-tests.mjs), else the package's script.
+ */
+export const EDS_BIN = process.env.TEST_EDS_CLI ?? EDS_BIN_SCRIPT;
 
 export interface CliResult {
   code: number | null;

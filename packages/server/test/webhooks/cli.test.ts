@@ -2,11 +2,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { EDS_BIN } from '../support/cli.js';
 import { createHarness, type Harness, webhookEnv } from './support/harness.js';
 
-const EDS_BIN = fileURLToPath(new URL('../../bin/eds.js', import.meta.url));
 const run = promisify(execFile);
 
 let h: Harness;

@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { EDS_BIN } from '../support/cli.js';
 import { forEachStore } from '../support/stores.js';
 import { waitFor } from '../support/waitFor.js';
 import { createHarness, type Harness, webhookEnv } from './support/harness.js';
 import { startReceiver } from './support/receiver.js';
 
-const EDS_BIN = fileURLToPath(new URL('../../bin/eds.js', import.meta.url));
 const LEASE_MS = 1000;
 
 forEachStore('webhook worker killed repeatedly', (kind) => {
