@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { openStore } from '../../src/store/database.js';
+import { openStore } from '../../src/database/connection.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 import { buildWorld, pathFor, type World } from '../support/world.js';
