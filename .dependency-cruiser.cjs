@@ -17,8 +17,43 @@ module.exports = {
       severity: 'error',
       comment:
         'A migration means today what it meant when it shipped: it imports nothing but Kysely and its sibling migrations.',
-      from: { path: '^packages/server/src/store/migrations/' },
-      to: { pathNot: ['^packages/server/src/store/migrations/', '^node_modules/kysely/'] },
+      from: { path: '^packages/server/src/database/migrations/' },
+      to: { pathNot: ['^packages/server/src/database/migrations/', '^node_modules/kysely/'] },
+    },
+    // The server's layers, top to bottom: http → domain → store and readModel (side by side,
+    // neither importing the other) → database. A layer imports only the ones below it.
+    {
+      name: 'domain-below-http',
+      severity: 'error',
+      comment: 'The rules of the routes know nothing of HTTP: domain/ never imports http/.',
+      from: { path: '^packages/server/src/domain/' },
+      to: { path: '^packages/server/src/http/' },
+    },
+    {
+      name: 'store-below-domain',
+      severity: 'error',
+      comment:
+        'The aggregates (store/) are read and written by the layers above them and import none of them, nor the read model.',
+      from: { path: '^packages/server/src/store/' },
+      to: { path: '^packages/server/src/(http|domain|readModel|ingest|demo|cli|webhooks)/' },
+    },
+    {
+      name: 'read-model-below-domain',
+      severity: 'error',
+      comment:
+        'The read model (readModel/) is written by imports and the demo and read by the domain; it imports none of them, nor the aggregates of store/.',
+      from: { path: '^packages/server/src/readModel/' },
+      to: { path: '^packages/server/src/(http|domain|store|ingest|demo|cli|webhooks)/' },
+    },
+    {
+      name: 'database-at-the-bottom',
+      severity: 'error',
+      comment:
+        'Connections, dialects, prepared statements, the schema and its migrations (database/) know nothing of what is stored: they import no layer above them.',
+      from: { path: '^packages/server/src/database/' },
+      to: {
+        path: '^packages/server/src/(http|domain|store|readModel|ingest|demo|cli|webhooks|audit|auth|media|rateLimit|contract)/',
+      },
     },
     {
       name: 'no-unresolvable',

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { type AuditWriter, KyselyAuditWriter } from '../packages/server/src/audit/auditWriter.js';
 import { GroupCommit } from '../packages/server/src/audit/groupCommit.js';
 import { SqliteThreadWriter } from '../packages/server/src/audit/sqliteThreadWriter.js';
-import { openStore } from '../packages/server/src/store/database.js';
+import { openStore } from '../packages/server/src/database/connection.js';
 
 export interface WriterThroughput {
   shape: string;

@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import pg from 'pg';
 type ServerCode = {
   config: typeof import('../../packages/server/src/config.js');
   services: typeof import('../../packages/server/src/services.js');
-  database: typeof import('../../packages/server/src/store/database.js');
+  migrate: typeof import('../../packages/server/src/database/migrate.js');
   organizations: typeof import('../../packages/server/src/store/organizations.js');
   events: typeof import('../../packages/server/src/webhooks/events.js');
   subscriptions: typeof import('../../packages/server/src/webhooks/subscriptions.js');
@@ -24,11 +24,15 @@ type ServerCode = {
 
 /** The server modules of a checkout (this one, or the code compared with). */
 async function serverCode(root: string): Promise<ServerCode> {
-  const load = (path: string) => import(join(root, 'packages', 'server', 'src', path));
+  const source = (path: string) => join(root, 'packages', 'server', 'src', path);
+  const load = (path: string) => import(source(path));
+  // An older checkout keeps its migrations behind store/database.ts.
+  const migrate = ['database/migrate.ts', 'store/database.ts'].find((path) => existsSync(source(path)));
+  if (migrate === undefined) throw new Error(`no migration module under ${root}`);
   return {
     config: await load('config.ts'),
     services: await load('services.ts'),
-    database: await load('store/database.ts'),
+    migrate: await load(migrate),
     organizations: await load('store/organizations.ts'),
     events: await load('webhooks/events.ts'),
     subscriptions: await load('webhooks/subscriptions.ts'),
@@ -185,7 +189,7 @@ export async function openScratch(options: ScratchOptions): Promise<Scratch> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await code.database.migrateToLatest(services.store.db);
+    await code.migrate.migrateToLatest(services.store.db);
     await code.organizations.upsertOrganization(services.store.db, {
       id: ORG,
       name: 'Bench clinic',

@@ -4,9 +4,10 @@
  */
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { openStore } from '../src/database/connection.js';
+import { migrateToLatest } from '../src/database/migrate.js';
 import { startServer } from '../src/http/server.js';
 import { createServices } from '../src/services.js';
-import { migrateToLatest, openStore } from '../src/store/database.js';
 
 export async function fetchServedOpenApi(dir: string, env: Record<string, string> = {}): Promise<unknown> {
   const config = loadConfig(

@@ -4,12 +4,12 @@
  */
 import { type DigestKeyProvider, digestSecretId, staticDigestKey } from './auth/digest.js';
 import type { Config } from './config.js';
+import { openStore, type Store } from './database/connection.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMediaStorage } from './media/index.js';
 import type { MediaStorage } from './media/storage.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { countKeysOffCurrentSecret } from './store/apiKeys.js';
-import { openStore, type Store } from './store/database.js';
 import { countPausedEndpoints } from './store/webhookEndpointHealth.js';
 
 export type Clock = () => number;

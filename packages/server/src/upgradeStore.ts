@@ -1,13 +1,13 @@
 /**
- * Brings a store up to this release. First the schema migrations (store/migrations/): frozen DDL
+ * Brings a store up to this release. First the schema migrations (database/migrations/): frozen DDL
  * and data steps that mean today what they meant when they shipped. Then the steps that build
  * derived data with this release's own code, which no migration may call: the read model's stored
  * answers for clinical data that has none (stored before the read model existed, or left behind
  * by a build cut short). `eds migrate`, `eds demo` and the test stores all upgrade through here.
  */
-import { rebuildReadModel } from './domain/readModel.js';
-import { type Db, migrateToLatest } from './store/database.js';
-import { readModelIncomplete } from './store/readModel.js';
+import type { Db } from './database/connection.js';
+import { migrateToLatest } from './database/migrate.js';
+import { readModelIncomplete, rebuildReadModel } from './readModel/write/rebuild.js';
 
 export interface StoreUpgrade {
   /** The migrations applied, in order. */

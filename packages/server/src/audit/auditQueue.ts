@@ -13,9 +13,10 @@
  * (rate_limited) is folded the same way, one row per key: a flood past the limit discloses
  * nothing and is as cheap to record as it is to refuse.
  */
+
+import type { AuditInsert } from '../database/schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AuditInsert } from '../store/schema.js';
 import type { AuditWriter } from './auditWriter.js';
 
 export interface AuditQueueOptions {

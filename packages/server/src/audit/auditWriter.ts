@@ -4,8 +4,9 @@
  * built-in writers keep audit writes off the request thread's store connection: SQLite in a
  * worker thread with its own connection, PostgreSQL on a pool connection of its own.
  */
+
+import type { Store } from '../database/connection.js';
 import { type AuditRecord, insertAuditRecords } from '../store/audit.js';
-import type { Store } from '../store/database.js';
 
 export interface AuditWriter {
   /** Commits the records in one transaction; rejects when the store did not take them all. */

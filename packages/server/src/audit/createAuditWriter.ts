@@ -1,8 +1,8 @@
 /** The audit writer the configuration's store calls for. */
 import type { Config } from '../config.js';
+import type { Store } from '../database/connection.js';
+import { openStore } from '../database/connection.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/database.js';
-import { openStore } from '../store/database.js';
 import { type AuditWriter, KyselyAuditWriter } from './auditWriter.js';
 import { SqliteThreadWriter } from './sqliteThreadWriter.js';
 

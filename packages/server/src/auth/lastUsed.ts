@@ -1,7 +1,8 @@
 /** Last-used times of keys, collected in memory and written every few seconds, off the hot path. */
+
+import type { Db } from '../database/connection.js';
 import type { Logger } from '../logger.js';
 import { touchApiKeys } from '../store/apiKeys.js';
-import type { Db } from '../store/database.js';
 
 export class LastUsedTracker {
   private seen = new Map<string, number>();

@@ -8,10 +8,10 @@
  * failing is 503 digest_key_unavailable, never a 500.
  */
 import type { Config } from '../config.js';
+import type { Store } from '../database/connection.js';
 import { ApiError } from '../domain/errors.js';
 import type { Metrics } from '../metrics.js';
 import { findKeyByDigest, redigestApiKey, stampDigestSecret } from '../store/apiKeys.js';
-import type { Store } from '../store/database.js';
 import { type DigestKeyProvider, digestSecretId, digestToken } from './digest.js';
 import type { KeyCache, KeyRecord } from './keyCache.js';
 import { isWellFormedToken, tokenEnvironment } from './token.js';

@@ -4,8 +4,8 @@
  * `eds audit prune --before ISO`: retention, deleting older rows in bounded batches.
  */
 import type { Command } from 'commander';
+import type { Db } from '../database/connection.js';
 import { pruneAudit, readAudit, readDisclosures } from '../store/audit.js';
-import type { Db } from '../store/database.js';
 import { toIso } from '../time.js';
 import { parseInstant } from './optionParsers.js';
 import { writeLine } from './output.js';

@@ -2,6 +2,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { digestSecretId } from '../auth/digest.js';
 import { SCOPES } from '../contract/routes.js';
+import type { ApiKeyKind, ApiKeyState } from '../database/schema.js';
 import {
   changeApiKeyState,
   DEFAULT_ROLL_GRACE_SECONDS,
@@ -13,7 +14,6 @@ import {
 import { OperatorError } from '../domain/errors.js';
 import { countKeysOffCurrentSecret, listApiKeys } from '../store/apiKeys.js';
 import { getOrganization } from '../store/organizations.js';
-import type { ApiKeyKind, ApiKeyState } from '../store/schema.js';
 import { toIso } from '../time.js';
 import { parseGraceSeconds, parseInstant, parseList } from './optionParsers.js';
 import { note } from './output.js';

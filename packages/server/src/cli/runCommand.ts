@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config.js';
+import { migrationsCurrent } from '../database/migrate.js';
 import { OperatorError } from '../domain/errors.js';
 import { createServices, type Services } from '../services.js';
-import { migrationsCurrent } from '../store/database.js';
 import { note, printJson } from './output.js';
 
 export interface CommandContext {

@@ -6,8 +6,8 @@
 import { userInfo } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FOLLOW_UP_ROUTES } from '../contract/routes.js';
+import type { CorrelationStatus, DeliveryStatus } from '../database/schema.js';
 import { OperatorError } from '../domain/errors.js';
-import type { CorrelationStatus, DeliveryStatus } from '../store/schema.js';
 import {
   DELIVERY_REPORT_COLUMNS,
   deliveryReportRows,

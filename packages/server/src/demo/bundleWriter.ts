@@ -7,7 +7,10 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';
-import { applyReadModelChanges, rebuildReadModel } from '../domain/readModel.js';
+import type { Store } from '../database/connection.js';
+import type { PatientsTable } from '../database/schema.js';
+import { applyReadModelChanges } from '../readModel/write/changes.js';
+import { rebuildReadModel } from '../readModel/write/rebuild.js';
 import {
   rebuildEncounterCounts,
   upsertDocuments,
@@ -16,8 +19,6 @@ import {
   upsertRecordings,
   upsertTranscripts,
 } from '../store/clinicalWrites.js';
-import type { Store } from '../store/database.js';
-import type { PatientsTable } from '../store/schema.js';
 import type { EncounterBundle } from './generator.js';
 
 export interface BundleWriter {

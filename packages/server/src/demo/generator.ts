@@ -11,7 +11,7 @@ import type {
   PatientsTable,
   RecordingsTable,
   TranscriptsTable,
-} from '../store/schema.js';
+} from '../database/schema.js';
 import { DAY_MS } from '../time.js';
 import { planVisit, soapNote, transcriptTurns, visitTitle } from './clinicalText.js';
 import { idFromDigest, idFromRandom } from './demoIds.js';

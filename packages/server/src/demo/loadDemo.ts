@@ -7,11 +7,11 @@
 import { Readable } from 'node:stream';
 import type { Insertable } from 'kysely';
 import { SCOPES } from '../contract/routes.js';
+import { refreshPlannerStatistics } from '../database/plannerStatistics.js';
+import type { PatientsTable } from '../database/schema.js';
 import { mintApiKey } from '../domain/apiKeys.js';
 import type { Services } from '../services.js';
 import { upsertOrganization } from '../store/organizations.js';
-import { refreshPlannerStatistics } from '../store/plannerStatistics.js';
-import type { PatientsTable } from '../store/schema.js';
 import { upgradeStore } from '../upgradeStore.js';
 import { type BundleWriter, createBundleWriter } from './bundleWriter.js';
 import {

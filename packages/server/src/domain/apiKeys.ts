@@ -3,11 +3,11 @@
 import { type DigestKeyProvider, digestSecretId, digestToken } from '../auth/digest.js';
 import { generateToken, type TokenEnvironment } from '../auth/token.js';
 import { SCOPES, type Scope } from '../contract/routes.js';
+import type { Db } from '../database/connection.js';
+import type { ApiKeyKind, ApiKeyState } from '../database/schema.js';
 import { newId } from '../ids.js';
 import { type ApiKey, getApiKey, insertApiKey, insertRolledKey, setApiKeyState } from '../store/apiKeys.js';
-import type { Db } from '../store/database.js';
 import { getOrganization } from '../store/organizations.js';
-import type { ApiKeyKind, ApiKeyState } from '../store/schema.js';
 import { toIso } from '../time.js';
 import { OperatorError } from './errors.js';
 

@@ -4,12 +4,12 @@
  */
 import type { Caller } from '../auth/verifyApiKey.js';
 import type { AudioLinkBody } from '../contract/schemas.js';
+import type { Db } from '../database/connection.js';
+import { classifyEncounter } from '../database/encounterAccess.js';
+import { isStorableId } from '../database/storableId.js';
 import { type MediaStorage, StorageUnavailableError } from '../media/storage.js';
-import type { Db } from '../store/database.js';
+import { documentDetailRead, transcriptRead } from '../readModel/read/keys.js';
 import { findDocumentAccess } from '../store/documents.js';
-import { classifyEncounter } from '../store/encounterAccess.js';
-import { isStorableId } from '../store/encounters.js';
-import { documentDetailRead, transcriptRead } from '../store/readModel.js';
 import { toIso } from '../time.js';
 import { granted } from './encounters.js';
 import { ApiError } from './errors.js';

@@ -1,10 +1,12 @@
 /** The encounter routes' rules: listing within the caller's organization, and encounter access. */
 import type { Caller } from '../auth/verifyApiKey.js';
-import type { Db } from '../store/database.js';
-import { classifyEncounter, type EncounterAccess } from '../store/encounterAccess.js';
-import { countEncounters, isStorableId, type ListPage, listEncounterPage } from '../store/encounters.js';
-import { encounterRead } from '../store/readModel.js';
-import { listEntityTag } from './entityTags.js';
+import type { Db } from '../database/connection.js';
+import { classifyEncounter, type EncounterAccess } from '../database/encounterAccess.js';
+import { isStorableId } from '../database/storableId.js';
+import { listEntityTag } from '../readModel/entityTags.js';
+import { countEncounters } from '../readModel/read/counts.js';
+import { encounterRead } from '../readModel/read/keys.js';
+import { type ListPage, listEncounterPage } from '../readModel/read/pages.js';
 import { ApiError } from './errors.js';
 import { StoredAnswer } from './storedAnswer.js';
 

@@ -5,7 +5,7 @@
  */
 import { LIST_QUERY, type SortOrder } from '../contract/listQuery.js';
 import type { RouteDefinition } from '../contract/routes.js';
-import type { ListPage } from '../store/encounters.js';
+import type { ListPage } from '../readModel/read/pages.js';
 import { parseRfc3339 } from '../time.js';
 import { ApiError } from './errors.js';
 

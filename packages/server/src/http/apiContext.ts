@@ -10,12 +10,12 @@ import { GroupCommit } from '../audit/groupCommit.js';
 import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';
 import type { VerifyDeps } from '../auth/verifyApiKey.js';
+import type { CommitWatch } from '../database/commitWatch.js';
+import { startWalCheckpointer } from '../database/walCheckpointer.js';
 import { Buckets } from '../rateLimit/buckets.js';
 import { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Services } from '../services.js';
 import { watchAuthChanges } from '../store/authChanges.js';
-import type { CommitWatch } from '../store/commitWatch.js';
-import { startWalCheckpointer } from '../store/walCheckpointer.js';
 
 export interface ApiContext {
   readonly services: Services;

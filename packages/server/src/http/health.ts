@@ -2,8 +2,8 @@
 
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { migrationsCurrent } from '../database/migrate.js';
 import type { Services } from '../services.js';
-import { migrationsCurrent } from '../store/database.js';
 
 export function registerHealth(app: FastifyInstance, services: Services): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -6,8 +6,8 @@
  * like one; the patients of the answer count as disclosed either way.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ifNoneMatchHits } from '../domain/entityTags.js';
 import type { StoredAnswer } from '../domain/storedAnswer.js';
+import { ifNoneMatchHits } from '../readModel/entityTags.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 

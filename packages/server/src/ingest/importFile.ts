@@ -4,9 +4,9 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { BULK_LOAD_ROWS, refreshPlannerStatistics } from '../database/plannerStatistics.js';
 import { OperatorError } from '../domain/errors.js';
 import type { Services } from '../services.js';
-import { BULK_LOAD_ROWS, refreshPlannerStatistics } from '../store/plannerStatistics.js';
 import { copyAudio } from './copyAudio.js';
 import { ImportRejectedError } from './problems.js';
 import type { RecordKind } from './records.js';

@@ -4,7 +4,7 @@
  * their organizations and line numbers), never the records themselves.
  */
 import { dirname } from 'node:path';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/connection.js';
 import { resolveAudioPath } from './audioSource.js';
 import { readNdjsonLines } from './ndjsonLines.js';
 import { ProblemList } from './problems.js';

@@ -4,8 +4,10 @@
  * both dialects whatever the line order. Rows go to the store's batch writers a batch at a time.
  */
 import type { Insertable } from 'kysely';
+import type { Db } from '../database/connection.js';
+import type { DocumentsTable, RecordingsTable, TranscriptsTable } from '../database/schema.js';
 import { OperatorError } from '../domain/errors.js';
-import { ReadModelUpdater } from '../domain/readModel.js';
+import { ReadModelUpdater } from '../readModel/write/changes.js';
 import {
   deleteRecordings,
   deleteTranscripts,
@@ -16,9 +18,7 @@ import {
   upsertRecordings,
   upsertTranscripts,
 } from '../store/clinicalWrites.js';
-import type { Db } from '../store/database.js';
 import { upsertOrganization } from '../store/organizations.js';
-import type { DocumentsTable, RecordingsTable, TranscriptsTable } from '../store/schema.js';
 import { type RecordEventsOptions, recordTranscriptsReady } from '../webhooks/events.js';
 import { missingRecordingKey, type StoredAudio } from './copyAudio.js';
 import { readNdjsonLines } from './ndjsonLines.js';
@@ -61,7 +61,7 @@ export async function writeImport(
       updatedAt: record.updatedAt ?? now,
     });
   }
-  // The stored answers the file changes (domain/readModel.ts), rewritten in this transaction.
+  // The stored answers the file changes (readModel/write/changes.ts), rewritten in this transaction.
   const readModel = new ReadModelUpdater(tx);
   await inBatches(recordsOf<PatientRecord>(file, plan, 'patient'), async (batch) => {
     await upsertPatients(

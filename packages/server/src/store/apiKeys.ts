@@ -1,8 +1,8 @@
 import type { Scope } from '../contract/routes.js';
+import { type Db, inTransaction } from '../database/connection.js';
+import type { ApiKeyEnvironment, ApiKeyKind, ApiKeyRow, ApiKeyState } from '../database/schema.js';
 import { notifyAuthChanged } from './authChanges.js';
-import { type Db, inTransaction } from './database.js';
 import { type Organization, toOrganization } from './organizations.js';
-import type { ApiKeyEnvironment, ApiKeyKind, ApiKeyRow, ApiKeyState } from './schema.js';
 
 export interface ApiKey {
   id: string;

@@ -1,11 +1,11 @@
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type SelectQueryBuilder, sql } from 'kysely';
-import { type Db, pgPoolOf, sqliteHandleOf } from './database.js';
-import { isSqlite } from './dialect.js';
+import { type Db, pgPoolOf, sqliteHandleOf } from '../database/connection.js';
+import { isSqlite } from '../database/dialect.js';
+import { PriorityQueue } from '../database/priorityQueue.js';
+import type { AuditInsert, Database } from '../database/schema.js';
 import { patientSetsOf, SET_LAST_USED_STEP_MS } from './patientSets.js';
 import { patientTokenQuery, patientTokensOf } from './patientTokens.js';
-import { PriorityQueue } from './priorityQueue.js';
-import type { AuditInsert, Database } from './schema.js';
 
 const AUDIT_COLUMNS = [
   'at',

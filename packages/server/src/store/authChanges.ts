@@ -6,9 +6,9 @@
  * whenever another connection commits. Either way the cache TTL remains the fallback bound.
  */
 import { sql } from 'kysely';
-import { type CommitWatch, watchCommits } from './commitWatch.js';
-import type { Db, Store } from './database.js';
-import { dialectOf } from './dialect.js';
+import { type CommitWatch, watchCommits } from '../database/commitWatch.js';
+import type { Db, Store } from '../database/connection.js';
+import { dialectOf } from '../database/dialect.js';
 
 export const AUTH_CHANNEL = 'eds_auth_changed';
 

@@ -5,7 +5,6 @@
  * transaction.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
-import { DAY_MS, dayOf } from '../time.js';
 import type {
   Database,
   DocumentsTable,
@@ -13,19 +12,11 @@ import type {
   PatientsTable,
   RecordingsTable,
   TranscriptsTable,
-} from './schema.js';
+} from '../database/schema.js';
+import { chunks } from '../database/statementBatches.js';
+import { DAY_MS, dayOf } from '../time.js';
 
 type Tx = Kysely<Database>;
-
-/** Rows per statement: well under both dialects' bound-parameter limits. */
-const CHUNK = 400;
-
-/** Rows in statements of at most `size`. */
-export function chunks<T>(rows: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
-  return out;
-}
 
 export async function upsertPatients(tx: Tx, rows: Insertable<PatientsTable>[]): Promise<void> {
   for (const batch of chunks(rows)) {

@@ -1,15 +1,15 @@
 /**
  * The audio route's read: the encounter's access flags, the document and its recording, in one
- * statement (the detail and transcript routes answer from the read model, store/readModel.ts).
+ * statement (the detail and transcript routes answer from the read model, readModel/read/keys.ts).
  * Everything but the flags is joined only within the caller's organization and only for a
  * listable encounter, so another organization's data is never read.
  */
 import type { Kysely } from 'kysely';
-import type { Db } from './database.js';
-import { classifyEncounter, type EncounterAccess, ownFlag } from './encounterAccess.js';
-import { isStorableId } from './encounters.js';
-import { preparedQuery } from './preparedQuery.js';
-import type { Database, DocumentRow, RecordingRow } from './schema.js';
+import type { Db } from '../database/connection.js';
+import { classifyEncounter, type EncounterAccess, ownFlag } from '../database/encounterAccess.js';
+import { preparedQuery } from '../database/preparedQuery.js';
+import type { Database, DocumentRow, RecordingRow } from '../database/schema.js';
+import { isStorableId } from '../database/storableId.js';
 
 /**
  * The document asked for, when the encounter is the caller's. A document that exists under

@@ -1,7 +1,7 @@
 import type { RouteGroup } from '../contract/routes.js';
+import { type Db, inTransaction } from '../database/connection.js';
+import type { OrganizationRow } from '../database/schema.js';
 import { notifyAuthChanged } from './authChanges.js';
-import { type Db, inTransaction } from './database.js';
-import type { OrganizationRow } from './schema.js';
 
 export interface Organization {
   id: string;

@@ -5,8 +5,7 @@
  * cancelled, cannot write over what happened since.
  */
 import type { Insertable, Kysely } from 'kysely';
-import { newId } from '../ids.js';
-import { dialectOf } from './dialect.js';
+import { dialectOf } from '../database/dialect.js';
 import type {
   AttemptOutcome,
   Database,
@@ -14,7 +13,8 @@ import type {
   WebhookAttemptRow,
   WebhookDeliveriesTable,
   WebhookDeliveryRow,
-} from './schema.js';
+} from '../database/schema.js';
+import { newId } from '../ids.js';
 import {
   type PausedEndpoint,
   type ReceiverObservation,

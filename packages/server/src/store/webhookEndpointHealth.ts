@@ -5,7 +5,7 @@
  * create their deliveries. Resuming makes what waited due in the order of its events.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../database/schema.js';
 
 type Tx = Kysely<Database>;
 

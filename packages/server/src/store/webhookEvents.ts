@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { Database, WebhookEventsTable } from './schema.js';
+import type { Database, WebhookEventsTable } from '../database/schema.js';
 
 export async function insertWebhookEvents(
   tx: Kysely<Database>,

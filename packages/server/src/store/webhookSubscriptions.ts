@@ -8,7 +8,7 @@ import type {
   WebhookSecretRotationsTable,
   WebhookSubscriptionRow,
   WebhookSubscriptionsTable,
-} from './schema.js';
+} from '../database/schema.js';
 
 type Tx = Kysely<Database>;
 

@@ -5,8 +5,8 @@
  * once, and those that arrive while a flush is running go out in the next one, so batching adds
  * no delay when the worker is quiet and saves most commits when it is busy.
  */
-import type { Db } from '../store/database.js';
-import type { AttemptOutcome } from '../store/schema.js';
+import type { Db } from '../database/connection.js';
+import type { AttemptOutcome } from '../database/schema.js';
 import { type CompletionInput, completeAttempts } from '../store/webhookDeliveries.js';
 import type { PausedEndpoint } from '../store/webhookEndpointHealth.js';
 

@@ -4,8 +4,9 @@
  * new retry round. The contract makes 4xx terminal, so after a receiver's outage or
  * misconfiguration `recover` is how the failed work goes out again.
  */
+
+import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../database/schema.js';
 import { OperatorError } from '../domain/errors.js';
-import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../store/schema.js';
 import {
   deliveriesOfEvent,
   failedDeliveryIds,

@@ -10,8 +10,8 @@
 import type { Kysely } from 'kysely';
 import type { WebhookEventBody } from '../contract/schemas.js';
 import { WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE } from '../contract/webhook.js';
+import type { Database, WebhookDeliveriesTable } from '../database/schema.js';
 import { newId } from '../ids.js';
-import type { Database, WebhookDeliveriesTable } from '../store/schema.js';
 import { insertDeliveries } from '../store/webhookDeliveries.js';
 import { insertWebhookEvents } from '../store/webhookEvents.js';
 import { eligibleSubscriptions } from '../store/webhookSubscriptions.js';

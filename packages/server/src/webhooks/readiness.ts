@@ -6,8 +6,8 @@
  * them and refuses on a failure unless forced with a recorded reason.
  */
 import { FOLLOW_UP_ROUTES, type FollowUpRoute, scopesForFollowUpRoutes } from '../contract/routes.js';
-import { migrationsCurrent } from '../store/database.js';
-import type { WebhookSubscriptionRow } from '../store/schema.js';
+import { migrationsCurrent } from '../database/migrate.js';
+import type { WebhookSubscriptionRow } from '../database/schema.js';
 import { getActivation } from '../store/webhookSubscriptions.js';
 import { endpointHostRefusal } from './egress.js';
 import { endpointUrlProblem } from './endpointUrl.js';

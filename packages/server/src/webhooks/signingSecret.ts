@@ -7,8 +7,8 @@
  * secret is itself being rotated, a ciphertext made under the previous one still opens.
  */
 import type { Config } from '../config.js';
-import type { Db } from '../store/database.js';
-import type { WebhookSubscriptionRow } from '../store/schema.js';
+import type { Db } from '../database/connection.js';
+import type { WebhookSubscriptionRow } from '../database/schema.js';
 import { replaceSigningSecret } from '../store/webhookSubscriptions.js';
 import { decryptSigningSecret, encryptSigningSecret, SecretDecryptionError } from './secrets.js';
 

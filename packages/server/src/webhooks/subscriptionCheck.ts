@@ -3,8 +3,8 @@
  * is in flight share its answer, so a burst of 64 attempts costs one query, not 64. Nothing is
  * cached beyond the lookup itself: every answer was read after the delivery asked for it.
  */
-import type { Db } from '../store/database.js';
-import type { WebhookSubscriptionRow } from '../store/schema.js';
+import type { Db } from '../database/connection.js';
+import type { WebhookSubscriptionRow } from '../database/schema.js';
 import { getSubscription } from '../store/webhookSubscriptions.js';
 
 export class SubscriptionCheck {

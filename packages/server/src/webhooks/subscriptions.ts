@@ -10,6 +10,12 @@
  */
 import { FOLLOW_UP_ROUTES, type FollowUpRoute, scopesForFollowUpRoutes } from '../contract/routes.js';
 import { WEBHOOK_EVENT_TYPE } from '../contract/webhook.js';
+import type {
+  CorrelationStatus,
+  WebhookActivationRow,
+  WebhookSecretRotationRow,
+  WebhookSubscriptionRow,
+} from '../database/schema.js';
 import { mintApiKey } from '../domain/apiKeys.js';
 import { OperatorError } from '../domain/errors.js';
 import { newId, randomBase62 } from '../ids.js';
@@ -17,12 +23,6 @@ import type { Services } from '../services.js';
 import { setApiKeyState } from '../store/apiKeys.js';
 import { notifyAuthChanged } from '../store/authChanges.js';
 import { getOrganization } from '../store/organizations.js';
-import type {
-  CorrelationStatus,
-  WebhookActivationRow,
-  WebhookSecretRotationRow,
-  WebhookSubscriptionRow,
-} from '../store/schema.js';
 import { cancelOpenDeliveries } from '../store/webhookDeliveries.js';
 import {
   getActivation,

@@ -5,10 +5,10 @@
  * processes notice the commit through `PRAGMA data_version` (see worker.ts).
  */
 import { type Kysely, sql } from 'kysely';
-import { type CommitWatch, watchCommits } from '../store/commitWatch.js';
-import type { Store } from '../store/database.js';
-import { dialectOf } from '../store/dialect.js';
-import type { Database } from '../store/schema.js';
+import { type CommitWatch, watchCommits } from '../database/commitWatch.js';
+import type { Store } from '../database/connection.js';
+import { dialectOf } from '../database/dialect.js';
+import type { Database } from '../database/schema.js';
 
 export const DELIVERY_CHANNEL = 'eds_webhook_deliveries';
 
@@ -38,7 +38,7 @@ export async function announceDeliveryWork(tx: Kysely<Database>): Promise<void> 
   }
 }
 
-/** Calls `onWork` soon after another process commits new delivery work (store/commitWatch.ts). */
+/** Calls `onWork` soon after another process commits new delivery work (database/commitWatch.ts). */
 export function watchDeliveryWork(
   store: Store,
   connectionString: string | undefined,

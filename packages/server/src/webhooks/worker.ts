@@ -11,8 +11,8 @@
  * what is in flight.
  */
 import { randomBytes } from 'node:crypto';
+import type { AttemptOutcome, WebhookSubscriptionRow } from '../database/schema.js';
 import type { Services } from '../services.js';
-import type { AttemptOutcome, WebhookSubscriptionRow } from '../store/schema.js';
 import {
   type ClaimedDelivery,
   type CompletionInput,

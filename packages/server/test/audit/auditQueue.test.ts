@@ -9,8 +9,8 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { AuditQueue } from '../../src/audit/auditQueue.js';
 import { KyselyAuditWriter } from '../../src/audit/auditWriter.js';
-import type { Store } from '../../src/store/database.js';
-import type { AuditInsert } from '../../src/store/schema.js';
+import type { Store } from '../../src/database/connection.js';
+import type { AuditInsert } from '../../src/database/schema.js';
 import { allowAll, record, refuseRequestId } from '../support/auditRecords.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
+import type { Store } from '../../src/database/connection.js';
 import { insertAuditRecords, pruneAudit, readAudit } from '../../src/store/audit.js';
-import type { Store } from '../../src/store/database.js';
 import { SET_LAST_USED_STEP_MS } from '../../src/store/patientSets.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { FixtureBuilder } from '../support/fixtures.js';

@@ -11,7 +11,7 @@ import { KeyCache } from '../../src/auth/keyCache.js';
 import { generateToken } from '../../src/auth/token.js';
 import { verifyApiKey } from '../../src/auth/verifyApiKey.js';
 import { loadConfig } from '../../src/config.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/database/connection.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET } from '../support/fixtures.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { digestSecretId, digestToken } from '../../src/auth/digest.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/database/connection.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET } from '../support/fixtures.js';
 import { freePort, startServeProcess } from '../support/processes.js';

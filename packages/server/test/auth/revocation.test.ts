@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { openStore, type Store } from '../../src/database/connection.js';
 import { changeApiKeyState } from '../../src/domain/apiKeys.js';
-import { openStore, type Store } from '../../src/store/database.js';
 import { updateOrganizationSettings } from '../../src/store/organizations.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { Store } from '../../src/database/connection.js';
 import { insertAuditRecords } from '../../src/store/audit.js';
-import type { Store } from '../../src/store/database.js';
 import { cliEnv, runEds } from '../support/cli.js';
 import { createTestStore, type TestDatabase } from '../support/stores.js';
 

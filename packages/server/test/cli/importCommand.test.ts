@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/database/connection.js';
 import { exampleLines, writeBeside, writeImportFile } from '../ingest/importFiles.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { createTestStore, type TestDatabase } from '../support/stores.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/database/connection.js';
+import { migrateToLatest } from '../../src/database/migrate.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/stores.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { digestToken } from '../../src/auth/digest.js';
+import { openStore, type Store } from '../../src/database/connection.js';
 import { findKeyByDigest } from '../../src/store/apiKeys.js';
-import { openStore, type Store } from '../../src/store/database.js';
 import { exampleLines, writeBeside, writeImportFile } from '../ingest/importFiles.js';
 import { cliEnv, edsJson } from '../support/cli.js';
 import { TEST_DIGEST_SECRET } from '../support/fixtures.js';

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
+import { openStore } from '../../src/database/connection.js';
 import { readAudit } from '../../src/store/audit.js';
-import { openStore } from '../../src/store/database.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { startServeProcess } from '../support/processes.js';
 import { createTestDatabase, forEachStore, type TestDatabase } from '../support/stores.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { openStore } from '../../src/store/database.js';
+import { openStore } from '../../src/database/connection.js';
 import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
 import { pathFor } from '../support/world.js';

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CompiledQuery, Migrator, sql } from 'kysely';
 import pg from 'pg';
+import { openStore, type Store } from '../../src/database/connection.js';
+import { migrationProvider } from '../../src/database/migrations/index.js';
 import {
   type AuditRecord,
   insertAuditRecords,
@@ -16,8 +18,6 @@ import {
   readDisclosures,
   setsOfPatientQuery,
 } from '../../src/store/audit.js';
-import { openStore, type Store } from '../../src/store/database.js';
-import { migrationProvider } from '../../src/store/migrations/index.js';
 import { patientSetId, SET_LAST_USED_STEP_MS } from '../../src/store/patientSets.js';
 import {
   createTestStore,

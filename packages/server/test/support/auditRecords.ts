@@ -1,7 +1,7 @@
 /** Audit records for the audit writer's tests, and a real store trigger that refuses one of them. */
 import { sql } from 'kysely';
-import type { Store } from '../../src/store/database.js';
-import type { AuditInsert } from '../../src/store/schema.js';
+import type { Store } from '../../src/database/connection.js';
+import type { AuditInsert } from '../../src/database/schema.js';
 
 export function record(i: number): AuditInsert {
   return {

@@ -5,9 +5,11 @@
  */
 import { digestToken, staticDigestKey } from '../../src/auth/digest.js';
 import { type RouteGroup, SCOPES, type Scope } from '../../src/contract/routes.js';
+import { type Db, inTransaction } from '../../src/database/connection.js';
+import type { ApiKeyKind } from '../../src/database/schema.js';
 import { mintApiKey } from '../../src/domain/apiKeys.js';
-import { applyReadModelChanges } from '../../src/domain/readModel.js';
 import { newId } from '../../src/ids.js';
+import { applyReadModelChanges } from '../../src/readModel/write/changes.js';
 import { setApiKeyState } from '../../src/store/apiKeys.js';
 import {
   upsertDocuments,
@@ -16,9 +18,7 @@ import {
   upsertRecordings,
   upsertTranscripts,
 } from '../../src/store/clinicalWrites.js';
-import { type Db, inTransaction } from '../../src/store/database.js';
 import { upsertOrganization } from '../../src/store/organizations.js';
-import type { ApiKeyKind } from '../../src/store/schema.js';
 
 export const TEST_DIGEST_SECRET = 'test-digest-secret-0123456789abcdef';
 export const TEST_MEDIA_SECRET = 'test-media-secret-0123456789abcdef';

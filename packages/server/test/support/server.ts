@@ -4,10 +4,10 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { type Config, loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/database/connection.js';
 import { startServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices, type Services } from '../../src/services.js';
-import { openStore } from '../../src/store/database.js';
 import { upgradeStore } from '../../src/upgradeStore.js';
 import { type ApiClient, createApiClient } from './apiClient.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET, TEST_MEDIA_SECRET } from './fixtures.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe } from 'node:test';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../src/config.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/database/connection.js';
 import { upgradeStore } from '../../src/upgradeStore.js';
 
 export type StoreKind = 'sqlite' | 'postgres';

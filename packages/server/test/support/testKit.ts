@@ -12,8 +12,8 @@ export {
   WEBHOOK_EVENT_TYPE,
   WEBHOOK_TIMESTAMP_TOLERANCE_SECONDS,
 } from '../../src/contract/webhook.js';
-export { applyReadModelChanges } from '../../src/domain/readModel.js';
 export { StorageUnavailableError } from '../../src/media/storage.js';
+export { applyReadModelChanges } from '../../src/readModel/write/changes.js';
 export { upsertEncounters } from '../../src/store/clinicalWrites.js';
 export { redeliverEvent } from '../../src/webhooks/deliveryOps.js';
 export { buildEventBody } from '../../src/webhooks/events.js';

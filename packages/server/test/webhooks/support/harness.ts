@@ -5,8 +5,8 @@
  * does (event and deliveries in the finalization's transaction).
  */
 import { type Config, loadConfig } from '../../../src/config.js';
+import type { CorrelationStatus, DeliveryStatus, WebhookDeliveryRow } from '../../../src/database/schema.js';
 import { createServices, type ServiceOverrides, type Services } from '../../../src/services.js';
-import type { CorrelationStatus, DeliveryStatus, WebhookDeliveryRow } from '../../../src/store/schema.js';
 import { recordTranscriptsReady, type TranscriptReady } from '../../../src/webhooks/events.js';
 import {
   activateSubscription,

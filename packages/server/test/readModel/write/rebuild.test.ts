@@ -7,13 +7,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Migrator } from 'kysely';
-import { applyReadModelChanges } from '../../src/domain/readModel.js';
-import { upsertDocuments, upsertPatients, upsertTranscripts } from '../../src/store/clinicalWrites.js';
-import { migrateToLatest, type Store } from '../../src/store/database.js';
-import { migrationProvider } from '../../src/store/migrations/index.js';
-import { upsertOrganization } from '../../src/store/organizations.js';
-import { upgradeStore } from '../../src/upgradeStore.js';
-import { createUnmigratedStore, forEachStore } from '../support/stores.js';
+import type { Store } from '../../../src/database/connection.js';
+import { migrateToLatest } from '../../../src/database/migrate.js';
+import { migrationProvider } from '../../../src/database/migrations/index.js';
+import { applyReadModelChanges } from '../../../src/readModel/write/changes.js';
+import { upsertDocuments, upsertPatients, upsertTranscripts } from '../../../src/store/clinicalWrites.js';
+import { upsertOrganization } from '../../../src/store/organizations.js';
+import { upgradeStore } from '../../../src/upgradeStore.js';
+import { createUnmigratedStore, forEachStore } from '../../support/stores.js';
 
 const T = Date.parse('2026-05-01T15:00:00Z');
 

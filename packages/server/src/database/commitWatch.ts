@@ -7,7 +7,7 @@
  * Used for key-cache invalidation and for waking delivery workers.
  */
 import type pg from 'pg';
-import type { Store } from './database.js';
+import type { Store } from './connection.js';
 import { pgDriver } from './pgDriver.js';
 
 export interface CommitWatch {

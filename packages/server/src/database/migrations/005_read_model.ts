@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { isSqlite } from './dialect.js';
 
 /**
- * The read model's tables (domain/readModel.ts): each encounter's summary, each document's detail
+ * The read model's tables (readModel/write/): each encounter's summary, each document's detail
  * and each finalized transcript as the exact bytes the API sends, with their entity tags. Kept by
  * every write of clinical data; the stored answers of data written before these tables existed
  * are built by the step `eds migrate` runs after the migrations (upgradeStore.ts), with the views

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Migrator } from 'kysely';
-import { migrateToLatest, migrationsCurrent, type Store } from '../../src/store/database.js';
-import { migrationProvider } from '../../src/store/migrations/index.js';
+import type { Store } from '../../src/database/connection.js';
+import { migrateToLatest, migrationsCurrent } from '../../src/database/migrate.js';
+import { migrationProvider } from '../../src/database/migrations/index.js';
 import { upgradeStore } from '../../src/upgradeStore.js';
 import { createUnmigratedStore, forEachStore } from '../support/stores.js';
 

@@ -1,7 +1,9 @@
 /**
  * Whether the caller may see an encounter, decided from flags the query computes with the
  * caller's organization: another organization's encounter is read for those flags only, never for
- * its patient or its documents (those are joined under the caller's organization).
+ * its patient or its documents (those are joined under the caller's organization). Both the
+ * store's audio read (store/documents.ts) and the read model's key reads (readModel/read/keys.ts)
+ * classify this way, so it sits below both.
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { EncounterRow } from './schema.js';

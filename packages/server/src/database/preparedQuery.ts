@@ -19,7 +19,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
-import { type Db, pgPoolOf, sqliteHandleOf } from './database.js';
+import { type Db, pgPoolOf, sqliteHandleOf } from './connection.js';
 
 type Slot = { arg: number } | { value: unknown };
 

@@ -1,6 +1,6 @@
 /**
  * Which dialect a migration runs on. Migrations carry their own copy of everything they use
- * (store/dialect.ts serves the live code): a migration must mean forever what it meant when it
+ * (database/dialect.ts serves the live code): a migration must mean forever what it meant when it
  * shipped, whatever the rest of the code becomes.
  */
 import { SqliteAdapter } from 'kysely';

@@ -4,13 +4,12 @@
  */
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { createPrivateFileIfAbsent, makePrivateDir } from '../privateFiles.js';
-import { type Dialect, dialectOf } from './dialect.js';
+import type { Dialect } from './dialect.js';
 import { ImmediateSqliteDialect } from './immediateSqliteDialect.js';
-import { migrationProvider } from './migrations/index.js';
 import { pgDriver } from './pgDriver.js';
 import type { Database } from './schema.js';
 
@@ -122,23 +121,6 @@ function withStatementCache(sqlite: SQLite.Database, max = 512) {
     },
   };
 }
-
-/** Creates or upgrades the schema; safe to repeat. Returns the names it applied. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-/** Whether every known migration has been applied (for /readyz). */
-export async function migrationsCurrent(db: Db): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
-  const all = await migrator.getMigrations();
-  return all.every((m) => m.executedAt !== undefined);
-}
-
-export { dialectOf };
 
 /** Runs `work` in a transaction, joining the caller's when `db` already is one. */
 export async function inTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {

@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Logger } from '../logger.js';
-import type { Store } from './database.js';
+import type { Store } from './connection.js';
 
 /** Loads smaller than this are left to autovacuum (PostgreSQL) and the next optimize. */
 export const BULK_LOAD_ROWS = 10_000;

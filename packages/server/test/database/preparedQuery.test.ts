@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Store } from '../../src/store/database.js';
-import { preparedQuery } from '../../src/store/preparedQuery.js';
+import type { Store } from '../../src/database/connection.js';
+import { preparedQuery } from '../../src/database/preparedQuery.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
 const organizationById = preparedQuery((db, id: string) =>

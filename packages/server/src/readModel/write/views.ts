@@ -5,22 +5,29 @@ import type {
   EncounterBody,
   SchemaType,
   TranscriptBody,
-} from '../contract/schemas.js';
-import type { DocumentSummaryRow, EncounterView } from '../store/encounters.js';
-import type { DocumentRow, TranscriptRow } from '../store/schema.js';
-import { toIso } from '../time.js';
+} from '../../contract/schemas.js';
+import type { DocumentRow, EncounterRow, PatientRow, TranscriptRow } from '../../database/schema.js';
+import { toIso } from '../../time.js';
+import type { DocumentSummaryRow } from './sources.js';
 
 export function toDocumentSummary(row: DocumentSummaryRow): DocumentSummaryBody {
   const isDocument = row.schema_type === 'document';
   return {
     document_id: row.id,
-    // Summaries are read for the served schema types only (store/encounters.ts).
+    // Summaries are read for the served schema types only (sources.ts).
     schema_type: row.schema_type as SchemaType,
     title: row.title,
     status: isDocument ? null : row.status,
     workflow_variant: isDocument ? null : row.workflow_variant,
     audio_duration_seconds: isDocument ? null : row.audio_duration_seconds,
   };
+}
+
+/** An encounter with its patient and its public documents: what its summary shows. */
+export interface EncounterView {
+  encounter: EncounterRow;
+  patient: PatientRow;
+  documents: DocumentSummaryRow[];
 }
 
 export function toEncounterBody({ encounter, patient, documents }: EncounterView): EncounterBody {

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/database/connection.js';
+import { migrateToLatest } from '../../src/database/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/stores.js';
 
 let database: TestDatabase;

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import type { Store } from '../../src/store/database.js';
-import { startWalCheckpointer } from '../../src/store/walCheckpointer.js';
+import type { Store } from '../../src/database/connection.js';
+import { startWalCheckpointer } from '../../src/database/walCheckpointer.js';
 import { createTestStore, type TestDatabase } from '../support/stores.js';
 
 let store: Store & { database: TestDatabase };

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { KyselyPlugin, UnknownRow } from 'kysely';
-import type { Db, Store } from '../../src/store/database.js';
+import type { Db, Store } from '../../src/database/connection.js';
+import { documentDetailRead, encounterRead, transcriptRead } from '../../src/readModel/read/keys.js';
 import { findDocumentAccess } from '../../src/store/documents.js';
-import { documentDetailRead, encounterRead, transcriptRead } from '../../src/store/readModel.js';
 import { FixtureBuilder } from '../support/fixtures.js';
 import { createTestStore, forEachStore } from '../support/stores.js';
 

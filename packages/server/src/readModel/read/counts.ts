@@ -1,0 +1,76 @@
+/**
+ * Counts of a caller's listable encounters (demo/training encounters are never counted): the list's
+ * total, from the per-day roll-up and the list index.
+ */
+import type { Db } from '../../database/connection.js';
+import { preparedQuery } from '../../database/preparedQuery.js';
+import { DAY_MS, dayOf } from '../../time.js';
+import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
+import { rollupCount } from './dayRollup.js';
+
+/**
+ * The exact number of listable encounters in a window, at a cost that does not grow with the
+ * organization: whole days come from the per-day roll-up (maintained in the same transaction as
+ * every encounter write), and only the partial days at the window's edges are counted on the
+ * list index. Without a window it is the organization's total, kept beside the roll-up.
+ */
+export async function countEncounters(
+  db: Db,
+  organizationId: string,
+  window: CreatedWindow,
+): Promise<number> {
+  const { startMs, endMs } = window;
+  if (startMs === undefined && endMs === undefined) return organizationCount(db, organizationId);
+  const firstFullDay = startMs === undefined ? undefined : Math.ceil(startMs / DAY_MS);
+  const endFullDay = endMs === undefined ? undefined : dayOf(endMs);
+  if (firstFullDay !== undefined && endFullDay !== undefined && firstFullDay >= endFullDay) {
+    return countOnIndex(db, organizationId, startMs ?? EARLIEST_MS, endMs ?? AFTER_LATEST_MS);
+  }
+  const parts = [
+    rollupCount(
+      db,
+      organizationId,
+      firstFullDay ?? dayOf(EARLIEST_MS),
+      endFullDay ?? dayOf(AFTER_LATEST_MS) + 1,
+    ),
+  ];
+  if (startMs !== undefined && firstFullDay !== undefined && startMs < firstFullDay * DAY_MS) {
+    parts.push(countOnIndex(db, organizationId, startMs, firstFullDay * DAY_MS));
+  }
+  if (endMs !== undefined && endFullDay !== undefined && endFullDay * DAY_MS < endMs) {
+    parts.push(countOnIndex(db, organizationId, endFullDay * DAY_MS, endMs));
+  }
+  const counts = await Promise.all(parts);
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+const organizationTotal = preparedQuery((db, organizationId: string) =>
+  db.selectFrom('encounter_counts').select('count').where('organization_id', '=', organizationId),
+);
+
+/** The total without a window: one row, kept with the roll-up (migration 011). */
+async function organizationCount(db: Db, organizationId: string): Promise<number> {
+  const [row] = await organizationTotal(db, organizationId);
+  return Number(row?.count ?? 0);
+}
+
+const indexCount = preparedQuery((db, organizationId: string, startMs: number, endMs: number) =>
+  db
+    .selectFrom('encounters')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('demo_training', '=', 0)
+    .where('created_at', '>=', startMs)
+    .where('created_at', '<', endMs),
+);
+
+/** Listable encounters in [startMs, endMs), counted on the list index. */
+export async function countOnIndex(
+  db: Db,
+  organizationId: string,
+  startMs: number,
+  endMs: number,
+): Promise<number> {
+  const [row] = await indexCount(db, organizationId, startMs, endMs);
+  return Number(row?.n ?? 0);
+}
