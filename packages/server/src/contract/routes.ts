@@ -2,6 +2,8 @@
  * The contract's endpoint table. Authentication, route enablement, scope checks, query
  * validation, the OpenAPI document and the shared route tests all read this one table.
  */
+import type { TObject } from 'typebox';
+import { ListEncountersQuery, NoQuery } from './listQuery.js';
 
 export type Scope = 'encounters:read' | 'patients:read' | 'documents:read' | 'recordings:read';
 export const SCOPES: readonly Scope[] = [
@@ -26,8 +28,8 @@ export interface RouteDefinition {
   readonly path: string;
   readonly group: RouteGroup;
   readonly scopes: readonly Scope[];
-  /** Query keys the route accepts; any other key is `unsupported_filter`. */
-  readonly queryKeys: readonly string[];
+  /** The query parameters the route accepts; any other key is `unsupported_filter`. */
+  readonly query: TObject;
   readonly summary: string;
 }
 
@@ -42,7 +44,7 @@ export const ROUTES: Readonly<Record<RouteId, RouteDefinition>> = {
     path: '/external/v1/encounters',
     group: 'encounters',
     scopes: ['encounters:read', 'patients:read', 'documents:read'],
-    queryKeys: ['limit', 'offset', 'sort_order', 'start_at', 'end_at'],
+    query: ListEncountersQuery,
     summary: 'List encounters',
   },
   getEncounter: {
@@ -52,7 +54,7 @@ export const ROUTES: Readonly<Record<RouteId, RouteDefinition>> = {
     path: ENCOUNTER,
     group: 'encounters',
     scopes: ['encounters:read', 'patients:read', 'documents:read'],
-    queryKeys: [],
+    query: NoQuery,
     summary: 'Get an encounter',
   },
   getDocument: {
@@ -62,7 +64,7 @@ export const ROUTES: Readonly<Record<RouteId, RouteDefinition>> = {
     path: DOCUMENT,
     group: 'documents',
     scopes: ['encounters:read', 'documents:read'],
-    queryKeys: [],
+    query: NoQuery,
     summary: 'Get a document',
   },
   getTranscript: {
@@ -72,7 +74,7 @@ export const ROUTES: Readonly<Record<RouteId, RouteDefinition>> = {
     path: `${DOCUMENT}/transcript`,
     group: 'documents',
     scopes: ['encounters:read', 'documents:read'],
-    queryKeys: [],
+    query: NoQuery,
     summary: 'Get the finalized transcript of an ambient transcript document',
   },
   getAudio: {
@@ -82,7 +84,7 @@ export const ROUTES: Readonly<Record<RouteId, RouteDefinition>> = {
     path: `${DOCUMENT}/audio`,
     group: 'documents',
     scopes: ['encounters:read', 'documents:read', 'recordings:read'],
-    queryKeys: [],
+    query: NoQuery,
     summary: 'Get a short-lived link to the recording of an ambient transcript document',
   },
 };

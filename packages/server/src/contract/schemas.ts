@@ -6,7 +6,6 @@
  * client generator makes, and closed sets of values are enums.
  */
 import Type, { type Static, type TSchema } from 'typebox';
-import { LIST_QUERY, type SortOrder } from './listQuery.js';
 import { REASON_CODES, type ReasonCode } from './reasons.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -201,49 +200,6 @@ export const Problem = Type.Object(
       'RFC 9457 problem details, with `message` and `field` as extension members. The media host ' +
       'that serves signed audio links answers with the same body.',
   },
-);
-
-export const ListEncountersQuery = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: LIST_QUERY.limit.min,
-        maximum: LIST_QUERY.limit.max,
-        default: LIST_QUERY.limit.default,
-        description: 'Canonical decimal integer.',
-      }),
-    ),
-    offset: Type.Optional(
-      Type.Integer({
-        minimum: LIST_QUERY.offset.min,
-        maximum: LIST_QUERY.offset.max,
-        default: LIST_QUERY.offset.default,
-        description: 'Canonical decimal integer.',
-      }),
-    ),
-    // A plain string enum (not a union of literals), so the reference shows the choices.
-    sort_order: Type.Optional(
-      Type.Unsafe<SortOrder>({
-        type: 'string',
-        enum: [...LIST_QUERY.sortOrders],
-        default: LIST_QUERY.defaultSort,
-        description: 'Order by created_at, ties by encounter_id.',
-      }),
-    ),
-    start_at: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description: 'Timezone-aware RFC 3339 datetime; inclusive lower bound on created_at.',
-      }),
-    ),
-    end_at: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description: 'Timezone-aware RFC 3339 datetime; exclusive upper bound on created_at.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
 );
 
 export const EncounterParams = Type.Object({

@@ -1,105 +1,127 @@
 /**
- * Query validation in the contract's order: unsupported keys first (every route), then the list
- * route's values in the order limit, offset, sort_order, start_at, end_at, then start < end
- * (decisions.md). A key given twice is invalid for its own code.
+ * Query values checked against the route's TypeBox query schema (the one its OpenAPI entry
+ * shows), compiled once per route. The contract's order: unsupported keys first, then each
+ * parameter in the schema's order, then the route's rule across parameters (decisions.md). A key
+ * given twice is invalid for its own code. Messages are made from the schema's own bounds.
  */
-import { LIST_QUERY, type SortOrder } from '../contract/listQuery.js';
-import type { RouteDefinition } from '../contract/routes.js';
-import type { ListPage } from '../readModel/read/pages.js';
-import { parseRfc3339 } from '../time.js';
+import type { Static, TObject, TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { ReasonCode } from '../contract/reasons.js';
 import { ApiError } from './errors.js';
+import { useContractFormats } from './schemaFormats.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
-/**
- * `keys` in the order the client sent them (a parsed query object lists integer-like keys
- * first); the first one the route does not take decides, and is the problem's `field`.
- */
-export function rejectUnsupportedKeys(route: RouteDefinition, keys: Iterable<string>): void {
-  for (const key of keys) {
-    if (!route.queryKeys.includes(key)) {
-      throw new ApiError(
-        'unsupported_filter',
-        `This route does not accept the query parameter "${printable(key)}".`,
-        undefined,
-        key,
-      );
-    }
-  }
+export interface QueryRules<S extends TObject> {
+  /** The reason code a bad value of each parameter answers with. */
+  readonly reasons: { readonly [K in keyof S['properties']]: ReasonCode };
+  /** A rule across parameters, checked once each has passed its own. */
+  readonly across?: (values: Static<S>) => void;
 }
 
+/** Returns the query's values, defaults filled in, or throws the contract's ApiError. */
+export type QueryValidator = (query: RawQuery, url: string) => Record<string, unknown>;
+
+interface Parameter {
+  readonly name: string;
+  readonly reason: ReasonCode;
+  readonly message: string;
+  readonly fallback: unknown;
+  /** The value the text stands for, or `invalid`. */
+  read(text: string): unknown;
+}
+
+const invalid = Symbol('invalid');
 const CANONICAL_INTEGER = /^(0|[1-9][0-9]*)$/;
+const NO_VALUES: Readonly<Record<string, unknown>> = Object.freeze({});
 
-export function parseListQuery(query: RawQuery): ListPage {
-  const limit = integerParam(query.limit, LIST_QUERY.limit, 'invalid_limit', 'limit');
-  const offset = integerParam(query.offset, LIST_QUERY.offset, 'invalid_offset', 'offset');
-  const sort = sortParam(query.sort_order);
-  const start = instantParam(query.start_at, 'start_at', 'ceil');
-  const end = instantParam(query.end_at, 'end_at', 'ceil');
-  if (start !== undefined && end !== undefined && !(start.exact < end.exact)) {
-    throw new ApiError('invalid_query', 'start_at must be earlier than end_at.');
-  }
-  return { limit, offset, sort, window: { startMs: start?.ms, endMs: end?.ms } };
+export function compileQuery<S extends TObject>(schema: S, rules?: QueryRules<S>): QueryValidator {
+  useContractFormats();
+  const parameters: Parameter[] = Object.entries(schema.properties as Record<string, TSchema>).map(
+    ([name, property]) => {
+      const reason = (rules?.reasons as Record<string, ReasonCode> | undefined)?.[name];
+      if (reason === undefined) throw new Error(`query parameter ${name} has no reason code`);
+      return parameter(name, property, reason);
+    },
+  );
+  const accepted = new Set(parameters.map((p) => p.name));
+  const across = rules?.across as ((values: Record<string, unknown>) => void) | undefined;
+
+  return (query, url) => {
+    for (const key in query) if (!accepted.has(key)) rejectUnsupportedKeys(accepted, keysAsSent(url, query));
+    if (parameters.length === 0) return NO_VALUES;
+    const values: Record<string, unknown> = {};
+    for (const p of parameters) {
+      const raw = query[p.name];
+      if (raw === undefined) {
+        if (p.fallback !== undefined) values[p.name] = p.fallback;
+        continue;
+      }
+      const value = typeof raw === 'string' ? p.read(raw) : invalid;
+      if (value === invalid) throw new ApiError(p.reason, p.message, undefined, p.name);
+      values[p.name] = value;
+    }
+    across?.(values);
+    return values;
+  };
 }
 
-function single(value: string | string[] | undefined): string | undefined | null {
-  if (Array.isArray(value)) return null;
-  return value;
+function parameter(name: string, property: TSchema, reason: ReasonCode): Parameter {
+  const schema = property as TSchema & Record<string, unknown>;
+  const check = Compile(property);
+  // A query value is text; an integer parameter is read from its canonical decimal form only.
+  const fromText =
+    schema.type === 'integer'
+      ? (text: string) => (CANONICAL_INTEGER.test(text) ? Number(text) : invalid)
+      : (text: string) => text;
+  return {
+    name,
+    reason,
+    message: messageFor(name, schema),
+    fallback: schema.default,
+    read(text) {
+      const value = fromText(text);
+      return value !== invalid && check.Check(value) ? value : invalid;
+    },
+  };
 }
 
-function integerParam(
-  raw: string | string[] | undefined,
-  range: { min: number; max: number; default: number },
-  code: 'invalid_limit' | 'invalid_offset',
-  name: string,
-): number {
-  const value = single(raw);
-  if (value === undefined) return range.default;
-  const message = `${name} must be a whole number from ${range.min} to ${range.max}, given once.`;
-  if (value === null || !CANONICAL_INTEGER.test(value) || value.length > 6) {
-    throw new ApiError(code, message, undefined, name);
+function messageFor(name: string, schema: Record<string, unknown>): string {
+  if (schema.type === 'integer') {
+    return `${name} must be a whole number from ${schema.minimum} to ${schema.maximum}, given once.`;
   }
-  const n = Number(value);
-  if (n < range.min || n > range.max) throw new ApiError(code, message, undefined, name);
-  return n;
+  if (Array.isArray(schema.enum)) return `${name} must be ${schema.enum.join(' or ')}, given once.`;
+  if (schema.format === 'date-time') {
+    return `${name} must be an RFC 3339 date-time with an offset (e.g. 2026-05-01T00:00:00Z), given once.`;
+  }
+  throw new Error(`query parameter ${name} has a type with no message`);
 }
 
-function sortParam(raw: string | string[] | undefined): SortOrder {
-  const value = single(raw);
-  if (value === undefined) return LIST_QUERY.defaultSort;
-  if (value === null || !(LIST_QUERY.sortOrders as readonly string[]).includes(value)) {
-    throw new ApiError(
-      'invalid_sort',
-      'sort_order must be asc or desc, given once.',
-      undefined,
-      'sort_order',
-    );
-  }
-  return value as SortOrder;
+/** The first key the route does not take decides, and is the problem's `field`. */
+function rejectUnsupportedKeys(accepted: ReadonlySet<string>, keys: readonly string[]): never {
+  const key = keys.find((k) => !accepted.has(k)) as string;
+  throw new ApiError(
+    'unsupported_filter',
+    `This route does not accept the query parameter "${printable(key)}".`,
+    undefined,
+    key,
+  );
 }
 
 /**
- * created_at is stored in whole milliseconds, so a bound with finer precision is rounded up:
- * for an inclusive start, `created_at >= 1.0005` equals `created_at >= 1.001`; for an exclusive
- * end, `created_at < 1.0005` equals `created_at < 1.001`.
+ * The parsed query's keys in the order the request target gives them: a parsed object lists
+ * integer-like keys (`?page=2&5=1`) first, whatever their place. Only read for a refusal.
  */
-function instantParam(
-  raw: string | string[] | undefined,
-  name: string,
-  _rounding: 'ceil',
-): { ms: number; exact: number } | undefined {
-  const value = single(raw);
-  if (value === undefined) return undefined;
-  const parsed = value === null ? undefined : parseRfc3339(value);
-  if (!parsed) {
-    throw new ApiError(
-      'invalid_query',
-      `${name} must be an RFC 3339 date-time with an offset (e.g. 2026-05-01T00:00:00Z), given once.`,
-      undefined,
-      name,
-    );
+function keysAsSent(url: string, query: RawQuery): string[] {
+  const q = url.indexOf('?');
+  const position = new Map<string, number>();
+  let index = 0;
+  for (const key of new URLSearchParams(q === -1 ? '' : url.slice(q + 1)).keys()) {
+    if (!position.has(key)) position.set(key, index);
+    index++;
   }
-  return { ms: parsed.subMillisecond ? parsed.ms + 1 : parsed.ms, exact: parsed.exactMs };
+  const at = (key: string) => position.get(key) ?? index;
+  return Object.keys(query).sort((a, b) => at(a) - at(b));
 }
 
 /** Query keys are echoed in details; keep them short and printable. */

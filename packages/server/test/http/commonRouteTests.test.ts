@@ -216,7 +216,7 @@ forEachStore('every route', (kind) => {
             key,
           );
         }
-        if (route.queryKeys.length === 0) {
+        if (Object.keys(route.query.properties).length === 0) {
           assertProblem(
             await given.server.api.get(`${path()}?limit=1`, { token: given.world.token }),
             400,

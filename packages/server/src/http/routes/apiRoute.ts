@@ -3,7 +3,7 @@
  * entry), the authorization gate, query validation, and a thin handler that calls the domain.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import Type, { type TSchema } from 'typebox';
+import Type, { type TObject, type TSchema } from 'typebox';
 import type { Caller } from '../../auth/verifyApiKey.js';
 import { problemExample, SUCCESS_EXAMPLES } from '../../contract/examples.js';
 import { REASONS, reasonsByStatusFor } from '../../contract/reasons.js';
@@ -11,6 +11,7 @@ import type { RouteDefinition } from '../../contract/routes.js';
 import type { SchemaName } from '../../contract/schemas.js';
 import type { RouteDeprecation } from '../../deprecations.js';
 import { ApiError } from '../../domain/errors.js';
+import type { QueryRules } from '../../domain/queryValidation.js';
 import { StoredAnswer } from '../../domain/storedAnswer.js';
 import type { ApiContext } from '../apiContext.js';
 import { sendDeprecationHeaders } from '../deprecationHeaders.js';
@@ -36,7 +37,8 @@ declare module 'fastify' {
 export interface ApiRouteSpec<Params> {
   route: RouteDefinition;
   params?: TSchema;
-  querystring?: TSchema;
+  /** How the route's query schema (`route.query`) answers a bad value; none when it takes no keys. */
+  queryRules?: QueryRules<any>;
   response: SchemaName & keyof typeof SUCCESS_EXAMPLES;
   /** Headers of the 200 beyond the rate-limit fields, for OpenAPI. */
   responseHeaders?: Record<string, unknown>;
@@ -186,7 +188,7 @@ export function registerApiRoute<Params>(
       tags: [route.group],
       security: [{ bearerAuth: [] }],
       ...(spec.params ? { params: spec.params } : {}),
-      ...(spec.querystring ? { querystring: spec.querystring } : {}),
+      ...(Object.keys(route.query.properties).length > 0 ? { querystring: route.query } : {}),
       ...(spec.conditional ? { headers: CONDITIONAL_REQUEST_HEADERS } : {}),
       response: {
         200: {
@@ -209,7 +211,7 @@ export function registerApiRoute<Params>(
     },
     ...(deprecation ? { onSend: sendDeprecationHeaders(deprecation) } : {}),
     onRequest: [rejectEmptyParams, authorizeRoute(route, context)],
-    preValidation: validateQuery(route),
+    preValidation: validateQuery(route, spec.queryRules as QueryRules<TObject> | undefined),
     handler: async (request, reply) => {
       const answer = await spec.handle({
         context,
