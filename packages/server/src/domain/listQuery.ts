@@ -17,8 +17,9 @@ export const LIST_QUERY_RULES: QueryRules<typeof ListEncountersQuery> = {
     end_at: 'invalid_query',
   },
   across: (values) => {
-    const start = values.start_at === undefined ? undefined : parseRfc3339(values.start_at);
-    const end = values.end_at === undefined ? undefined : parseRfc3339(values.end_at);
+    if (values.start_at === undefined || values.end_at === undefined) return;
+    const start = parseRfc3339(values.start_at);
+    const end = parseRfc3339(values.end_at);
     if (start !== undefined && end !== undefined && !(start.exactMs < end.exactMs)) {
       throw new ApiError('invalid_query', 'start_at must be earlier than end_at.');
     }

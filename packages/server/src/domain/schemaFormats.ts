@@ -1,7 +1,8 @@
 /**
  * String formats as the contract reads them, for every TypeBox check the service compiles:
- * `date-time` is RFC 3339 with an offset as time.ts parses it (impossible dates refused), and
- * `date` a calendar date YYYY-MM-DD. TypeBox's own checks differ at the edges, so a schema
+ * `date-time` is RFC 3339 with an offset as time.ts parses it (impossible dates refused), `date`
+ * a calendar date YYYY-MM-DD, and `record-id` an imported ID: 1 to 255 UTF-16 code units (what
+ * the store keeps) with no control characters. TypeBox's own checks differ at the edges, so a schema
  * documented as `date-time` must validate exactly as the stored value is later parsed.
  */
 import Format from 'typebox/format';
@@ -13,5 +14,14 @@ export function useContractFormats(): void {
   if (registered) return;
   Format.Set('date-time', (value) => parseRfc3339(value) !== undefined);
   Format.Set('date', (value) => isCalendarDate(value));
+  Format.Set('record-id', (value) => value.length >= 1 && value.length <= 255 && !hasControlCharacter(value));
   registered = true;
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
 }
