@@ -16,8 +16,6 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export interface EnvironmentReading {
   /** Each setting's value, its default when not given, undefined when neither. */
   readonly values: Readonly<Record<string, unknown>>;
-  /** Which settings the environment gave (a default was not used). */
-  readonly given: ReadonlySet<string>;
   readonly problems: string[];
 }
 
@@ -70,7 +68,6 @@ function useSettingFormats(): void {
 export function readEnvironment(schema: TObject, env: Env): EnvironmentReading {
   useSettingFormats();
   const values: Record<string, unknown> = {};
-  const given = new Set<string>();
   const problems: string[] = [];
   const fail = (name: string, message: string) => problems.push(`${name} ${message}`);
 
@@ -90,9 +87,8 @@ export function readEnvironment(schema: TObject, env: Env): EnvironmentReading {
       continue;
     }
     values[name] = value;
-    given.add(name);
   }
-  return { values, given, problems };
+  return { values, problems };
 }
 
 const validators = new WeakMap<Setting, ReturnType<typeof Compile>>();
