@@ -37,10 +37,18 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { generateToken } from '../packages/server/src/auth/token.js';
 import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
+import {
+  adminQuery,
+  buildDataset as buildPlaceDataset,
+  type Dataset,
+  type DatasetPlace,
+  datasetEnv,
+  datasetLocation,
+  mintKey,
+} from './datasets.js';
 import {
   beforeRoot,
   type Child,
@@ -83,84 +91,11 @@ if (BEFORE && values['before-node']) runCheckoutOn(BEFORE, values['before-node']
 const selects = (name: string) =>
   !values.routes || values.routes.split('|').some((text) => name.includes(text));
 
-const SECRETS = {
-  EDS_KEY_DIGEST_SECRET: 'bench-digest-secret-0123456789abcdef',
-  EDS_MEDIA_SIGNING_SECRET: 'bench-media-secret-0123456789abcdef',
-};
-
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function adminQuery(text: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await client.query(text, values);
-  } finally {
-    await client.end();
-  }
-}
-
-function pgUrl(name: string): string {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-/** Where a data set lives: `label` is '' for this code's own, 'before'/'after' when comparing. */
-function location(label: string) {
-  const suffix = label ? `-${label}` : '';
-  const dataDir = join(RESULTS, `data-${values.store}-${N}${suffix}`);
-  return {
-    dataDir,
-    dbName: `eds_bench_${N}${label ? `_${label}` : ''}`,
-    url:
-      values.store === 'sqlite'
-        ? join(dataDir, 'eds.sqlite')
-        : pgUrl(`eds_bench_${N}${label ? `_${label}` : ''}`),
-    marker: join(RESULTS, `dataset-${values.store}-${N}${suffix}.json`),
-  };
-}
-
-/** The environment of `eds` commands and servers on a data set (servers pick their own ports). */
-function envFor(label: string): Record<string, string> {
-  const where = location(label);
-  return {
-    ...SECRETS,
-    EDS_DATABASE_URL: where.url,
-    EDS_DATA_DIR: where.dataDir,
-    EDS_LOG_LEVEL: process.env.EDS_LOG_LEVEL ?? 'warn',
-    NODE_ENV: 'production',
-    EDS_DB_POOL_SIZE: '16',
-    // One key and one address at saturation: with limits on, the routes would measure 429s.
-    EDS_RATE_LIMIT_PER_KEY: '0',
-    EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
-  };
-}
-
-interface Dataset {
-  organizationId: string;
-}
-
-/** Builds a data set once with `root`'s `eds demo`, then reuses it. */
-async function buildDataset(label: string, env: Record<string, string>, root: string): Promise<Dataset> {
-  const where = location(label);
-  if (existsSync(where.marker)) {
-    eds(['migrate'], env, root);
-    return JSON.parse(readFileSync(where.marker, 'utf8'));
-  }
-  if (values.store === 'postgres') {
-    await adminQuery(`DROP DATABASE IF EXISTS ${where.dbName}`);
-    await adminQuery(`CREATE DATABASE ${where.dbName}`);
-  }
-  const started = Date.now();
-  const demo = eds(['demo', '--encounters', String(N), '--seed', '1'], env, root);
-  console.error(
-    `data set (${label || 'this code'}): ${N} encounters in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-  );
-  const dataset = { organizationId: demo.organization_id };
-  writeFileSync(where.marker, JSON.stringify(dataset));
-  return dataset;
-}
+const PLACE: DatasetPlace = { store: values.store, encounters: N, results: RESULTS };
+const location = (label: string) => datasetLocation(PLACE, label);
+const envFor = (label: string) => datasetEnv(PLACE, label);
+const buildDataset = (label: string, env: Record<string, string>, root: string) =>
+  buildPlaceDataset(PLACE, label, env, root);
 
 /**
  * This code's copy of the before data set, upgraded by this code's `eds migrate` (timed: for the
@@ -190,21 +125,6 @@ async function copyDataset(env: Record<string, string>): Promise<Dataset & { mig
   const dataset = { ...JSON.parse(readFileSync(from.marker, 'utf8')), migrateSeconds };
   writeFileSync(to.marker, JSON.stringify(dataset));
   return dataset;
-}
-
-function mintKey(organizationId: string, env: Record<string, string>, root: string): string {
-  return eds(
-    [
-      'key',
-      'create',
-      '--org',
-      organizationId,
-      '--scopes',
-      'encounters:read,patients:read,documents:read,recordings:read',
-    ],
-    env,
-    root,
-  ).token;
 }
 
 interface Side {

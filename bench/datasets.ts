@@ -1,0 +1,118 @@
+/**
+ * The benchmarks' data sets: N demo encounters on SQLite (a data directory beside the results) or
+ * PostgreSQL (a database of the server named by TEST_DATABASE_URL), built once by `eds demo` and
+ * reused by every later run on the same store and size.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { eds } from './processes.js';
+
+export interface DatasetPlace {
+  store: string;
+  encounters: number;
+  /** The benchmark's results directory, where SQLite data sets and their markers live. */
+  results: string;
+}
+
+export interface Dataset {
+  organizationId: string;
+}
+
+const SECRETS = {
+  EDS_KEY_DIGEST_SECRET: 'bench-digest-secret-0123456789abcdef',
+  EDS_MEDIA_SIGNING_SECRET: 'bench-media-secret-0123456789abcdef',
+};
+
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function adminQuery(text: string, values: unknown[] = []) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+function pgUrl(name: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Where a data set lives: `label` is '' for this code's own, 'before'/'after' when comparing. */
+export function datasetLocation(place: DatasetPlace, label: string) {
+  const { store, encounters: n, results } = place;
+  const suffix = label ? `-${label}` : '';
+  const dataDir = join(results, `data-${store}-${n}${suffix}`);
+  const dbName = `eds_bench_${n}${label ? `_${label}` : ''}`;
+  return {
+    dataDir,
+    dbName,
+    url: store === 'sqlite' ? join(dataDir, 'eds.sqlite') : pgUrl(dbName),
+    marker: join(results, `dataset-${store}-${n}${suffix}.json`),
+  };
+}
+
+/**
+ * The environment of `eds` commands and servers on a data set (servers pick their own ports):
+ * production mode, with rate limits off, since the benchmarks drive one key and one address at
+ * saturation and would otherwise measure 429s.
+ */
+export function datasetEnv(place: DatasetPlace, label: string): Record<string, string> {
+  const where = datasetLocation(place, label);
+  return {
+    ...SECRETS,
+    EDS_DATABASE_URL: where.url,
+    EDS_DATA_DIR: where.dataDir,
+    EDS_LOG_LEVEL: process.env.EDS_LOG_LEVEL ?? 'warn',
+    NODE_ENV: 'production',
+    EDS_DB_POOL_SIZE: '16',
+    EDS_RATE_LIMIT_PER_KEY: '0',
+    EDS_RATE_LIMIT_UNAUTHENTICATED: '0',
+  };
+}
+
+/** Builds a data set once with `root`'s `eds demo`, then reuses it (after `eds migrate`). */
+export async function buildDataset(
+  place: DatasetPlace,
+  label: string,
+  env: Record<string, string>,
+  root: string,
+): Promise<Dataset> {
+  const where = datasetLocation(place, label);
+  if (existsSync(where.marker)) {
+    eds(['migrate'], env, root);
+    return JSON.parse(readFileSync(where.marker, 'utf8'));
+  }
+  if (place.store === 'postgres') {
+    await adminQuery(`DROP DATABASE IF EXISTS ${where.dbName}`);
+    await adminQuery(`CREATE DATABASE ${where.dbName}`);
+  }
+  const started = Date.now();
+  const demo = eds(['demo', '--encounters', String(place.encounters), '--seed', '1'], env, root);
+  console.error(
+    `data set (${label || 'this code'}): ${place.encounters} encounters in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const dataset = { organizationId: demo.organization_id };
+  writeFileSync(where.marker, JSON.stringify(dataset));
+  return dataset;
+}
+
+/** A key of the data set's organization with every read scope. */
+export function mintKey(organizationId: string, env: Record<string, string>, root: string): string {
+  return eds(
+    [
+      'key',
+      'create',
+      '--org',
+      organizationId,
+      '--scopes',
+      'encounters:read,patients:read,documents:read,recordings:read',
+    ],
+    env,
+    root,
+  ).token;
+}
