@@ -12,6 +12,7 @@ import { ApiError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import type { ApiContext } from './apiContext.js';
 import type { ConnectionLimit } from './connectionLimit.js';
+import { deferredChildLogger } from './deferredRequestLogger.js';
 import { registerDocs } from './docsPage.js';
 import { registerHealth } from './health.js';
 import { createListener } from './listener.js';
@@ -31,6 +32,7 @@ export async function buildApp(context: ApiContext, connections: ConnectionLimit
     // One line per request is written by plugins/observe.ts, without headers or query strings.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'req_id' }),
     genReqId: () => newId('req'),
+    childLoggerFactory: deferredChildLogger,
     requestIdHeader: false,
     // request.ip (rate limits, logs) is the socket's address unless the peer is a named proxy.
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,

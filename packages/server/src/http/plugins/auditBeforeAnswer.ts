@@ -29,8 +29,7 @@ const HOLD_AS_BYTES_FROM = 4096;
 
 export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiContext): void {
   const { clock } = context.services;
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (!request.auditSubject || auditedAfterAnswer(request)) return payload;
+  async function answerOnceDurable(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const record = auditRecordOf(request, reply, clock());
     const held =
       typeof payload === 'string' && payload.length >= HOLD_AS_BYTES_FROM ? Buffer.from(payload) : payload;
@@ -40,5 +39,19 @@ export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiCont
     } catch {
       return replaceWithProblem(request, reply, AUDIT_UNAVAILABLE);
     }
-  });
+  }
+  // Fastify waits for the promise when one is returned, else for `done`: an answer that waits
+  // for nothing goes on at once, without a promise and a turn of its own.
+  app.addHook(
+    'onSend',
+    (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (error: Error | null, payload?: unknown) => void,
+    ) => {
+      if (!request.auditSubject || auditedAfterAnswer(request)) return done(null, payload);
+      return answerOnceDurable(request, reply, payload);
+    },
+  );
 }

@@ -38,7 +38,7 @@ export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: 
     organization_id: request.auditSubject?.organizationId ?? null,
     key_id: request.auditSubject?.keyId ?? null,
     method: request.method,
-    route: request.routeOptions.config?.routeId ?? 'unmatched',
+    route: request.routeId ?? request.routeOptions.config?.routeId ?? 'unmatched',
     encounter_id: idParam(request, 'encounter_id'),
     document_id: idParam(request, 'document_id'),
     status,

@@ -25,6 +25,7 @@ const SERVICE_ROUTES: Readonly<Record<string, string>> = {
  */
 export function routeLabel(request: FastifyRequest): string {
   if (request.reasonCode === 'route_not_found') return 'unmatched';
+  if (request.routeId !== undefined) return request.routeId;
   const { config, url } = request.routeOptions;
   if (config?.routeId) return config.routeId;
   if (url === undefined) return 'unmatched';
@@ -33,30 +34,37 @@ export function routeLabel(request: FastifyRequest): string {
 }
 
 export function registerObservation(app: FastifyInstance, context: ApiContext): void {
-  const { metrics, clock } = context.services;
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  const { metrics, clock, logger } = context.services;
+  // A callback hook: nothing here waits.
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const routeId = routeLabel(request);
     const status = reply.statusCode;
     const durationMs = reply.elapsedTime;
     const reasonCode = request.reasonCode ?? null;
     metrics.httpDuration.observe({ route: routeId, status }, durationMs / 1000);
     metrics.httpResponses.inc({ route: routeId, status, reason_code: reasonCode ?? '' });
-    request.log.info(
-      {
-        method: request.method,
-        route: routeId,
-        path: pathOnly(request.url).slice(0, 256),
-        status,
-        reason_code: reasonCode,
-        duration_ms: Math.round(durationMs * 100) / 100,
-        organization_id: request.auditSubject?.organizationId ?? undefined,
-        key_id: request.auditSubject?.keyId ?? undefined,
-      },
-      'request',
-    );
+    // Written by the service's logger with the request id as its first field: the same line the
+    // request's child logger writes, without building a child logger for every request.
+    if (logger.isLevelEnabled('info')) {
+      logger.info(
+        {
+          req_id: request.id,
+          method: request.method,
+          route: routeId,
+          path: pathOnly(request.url).slice(0, 256),
+          status,
+          reason_code: reasonCode,
+          duration_ms: Math.round(durationMs * 100) / 100,
+          organization_id: request.auditSubject?.organizationId ?? undefined,
+          key_id: request.auditSubject?.keyId ?? undefined,
+        },
+        'request',
+      );
+    }
     if (request.auditSubject && auditedAfterAnswer(request)) {
       const { patient_ids: _, ...record } = auditRecordOf(request, reply, clock());
       context.audit.push(record);
     }
+    done();
   });
 }

@@ -19,14 +19,26 @@ declare module 'fastify' {
      * patient. Stored with the request's audit record (disclosure accounting).
      */
     disclosedPatientIds?: readonly string[];
+    /**
+     * The contract route's id, set by the route's own gate from what it was registered with, so
+     * logs, metrics and audit need not rebuild Fastify's route options to find it.
+     */
+    routeId?: string;
   }
 }
+
+const CACHE_CONTROL = API_HEADERS['Cache-Control'];
+const CONTENT_TYPE_OPTIONS = API_HEADERS['X-Content-Type-Options'];
 
 export function registerRequestContext(app: FastifyInstance): void {
   app.decorateRequest('reasonCode', undefined);
   app.decorateRequest('disclosedPatientIds', undefined);
-  app.addHook('onRequest', async (request, reply) => {
+  app.decorateRequest('routeId', undefined);
+  // A callback hook, not an async one: it never waits, and a promise per request is not free.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    for (const [name, value] of Object.entries(API_HEADERS)) reply.header(name, value);
+    reply.header('Cache-Control', CACHE_CONTROL);
+    reply.header('X-Content-Type-Options', CONTENT_TYPE_OPTIONS);
+    done();
   });
 }

@@ -154,11 +154,25 @@ function deprecationNote(deprecation: RouteDeprecation): string {
 }
 
 /** `/external/v1/encounters/` is not the encounter "" but no route at all. */
-async function rejectEmptyParams(request: FastifyRequest): Promise<void> {
+function rejectEmptyParams(request: FastifyRequest): void {
   const params = request.params as Record<string, string>;
-  for (const value of Object.values(params)) {
-    if (value === '') throw new ApiError('route_not_found', 'No route matches this path.');
+  for (const name in params) {
+    if (params[name] === '') throw new ApiError('route_not_found', 'No route matches this path.');
   }
+}
+
+/**
+ * The route's one onRequest hook: its id for logs, metrics and audit, the empty-parameter check
+ * (only on paths that have parameters), then authorization.
+ */
+function routeGate(route: RouteDefinition, context: ApiContext) {
+  const authorize = authorizeRoute(route, context);
+  const hasParams = route.path.includes(':');
+  return function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    request.routeId = route.id;
+    if (hasParams) rejectEmptyParams(request);
+    return authorize(request, reply);
+  };
 }
 
 export function registerApiRoute<Params>(
@@ -210,7 +224,7 @@ export function registerApiRoute<Params>(
       },
     },
     ...(deprecation ? { onSend: sendDeprecationHeaders(deprecation) } : {}),
-    onRequest: [rejectEmptyParams, authorizeRoute(route, context)],
+    onRequest: routeGate(route, context),
     preValidation: validateQuery(route, spec.queryRules as QueryRules<TObject> | undefined),
     handler: async (request, reply) => {
       const answer = await spec.handle({
