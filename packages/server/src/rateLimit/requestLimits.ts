@@ -41,13 +41,18 @@ export class RequestLimits {
   private readonly held = new Map<string, number>();
   /** Rate → its key policy (organizations choose from few rates). */
   private readonly policies = new Map<number, BucketPolicy>();
+  /** The budget of requests that identify no key, per address; undefined when it is off. */
+  private readonly addressPolicy: BucketPolicy | undefined;
 
   constructor(
     private readonly config: RateLimitConfig,
     private readonly buckets: Buckets,
     private readonly metrics: Metrics,
     private readonly sleep: Sleep = sleepFor,
-  ) {}
+  ) {
+    const rate = config.unauthenticated;
+    this.addressPolicy = rate > 0 ? { rate, burst: 2 * rate } : undefined;
+  }
 
   /**
    * The bucket for this organization's keys, or undefined when they are not limited. One policy
@@ -114,29 +119,40 @@ export class RequestLimits {
     }
     if (exempt?.()) return undefined;
     this.metrics.rateLimited.inc({ bucket: 'address' });
-    return this.hold(`addr:${address}`, until - now, this.addressPolicy()).then((left) => {
+    return this.hold(`addr:${address}`, until - now, this.addressPolicy).then((left) => {
       throw tooManyRequests('Too many requests without a valid API key from this address.', left);
     });
   }
 
-  /** Counts a request that identified no key; throws 429 when the address is over budget. */
-  async chargeAddress(address: string, now: number): Promise<void> {
-    const policy = this.addressPolicy();
-    if (policy === undefined) return;
+  /**
+   * Counts a request that identified no key: undefined when it is allowed (decided at once, with
+   * no promise: every refused token of every client takes this path), else a promise that
+   * rejects with 429 — or, with Redis, the promise of the decision.
+   */
+  chargeAddress(address: string, now: number): Promise<void> | undefined {
+    const policy = this.addressPolicy;
+    if (policy === undefined) return undefined;
     const bucket = `addr:${address}`;
-    const decision = await this.buckets.take(bucket, policy, now);
-    if (decision.allowed) return;
+    const taken = this.buckets.take(bucket, policy, now);
+    if (taken instanceof Promise)
+      return taken.then((decision) => this.addressDecided(address, bucket, policy, decision, now));
+    return this.addressDecided(address, bucket, policy, taken, now);
+  }
+
+  private addressDecided(
+    address: string,
+    bucket: string,
+    policy: BucketPolicy,
+    decision: BucketDecision,
+    now: number,
+  ): Promise<void> | undefined {
+    if (decision.allowed) return undefined;
     if (this.blockedAddresses.size >= 100_000) this.blockedAddresses.clear();
     this.blockedAddresses.set(address, now + decision.retryAfterMs);
     this.metrics.rateLimited.inc({ bucket: 'address' });
-    const left = await this.hold(bucket, decision.retryAfterMs, policy);
-    throw tooManyRequests('Too many requests without a valid API key from this address.', left);
-  }
-
-  /** The budget of requests that identify no key, per address; undefined when it is off. */
-  private addressPolicy(): BucketPolicy | undefined {
-    const rate = this.config.unauthenticated;
-    return rate > 0 ? { rate, burst: 2 * rate } : undefined;
+    return this.hold(bucket, decision.retryAfterMs, policy).then((left) => {
+      throw tooManyRequests('Too many requests without a valid API key from this address.', left);
+    });
   }
 
   /**

@@ -43,7 +43,8 @@ export async function verifyWithinLimits(
   } catch (error) {
     if (seen.record) await chargeKey(context, reply, seen.record, now);
     else if (error instanceof ApiError && NO_KEY_IDENTIFIED.has(error.reasonCode)) {
-      await limits.chargeAddress(request.ip, now);
+      const charged = limits.chargeAddress(request.ip, now);
+      if (charged !== undefined) await charged;
     }
     throw error;
   }
