@@ -20,7 +20,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
-import { ROOT, startEdsServer } from './processes.js';
+import { type Child, ROOT, startChild, startEdsServer } from './processes.js';
 import { STAGES, type StageCost, stageCost } from './stageProfile.js';
 import { type StageTiming, timeStages } from './stageTimings.js';
 import { createWrk } from './wrk.js';
@@ -60,47 +60,118 @@ async function firstEncounter(base: string, token: string): Promise<string> {
   return page.items[0].encounter_id;
 }
 
-/** One server per route, so each profile holds that route's requests only. */
+interface Profiled {
+  rps: number;
+  cost: StageCost;
+  otherThreads: number;
+}
+
+/**
+ * Starts a process under `--cpu-prof`, drives `path` for the duration after a warm-up, stops it
+ * and charges the samples taken meanwhile to stages.
+ */
+async function profileUnderLoad(
+  wrk: ReturnType<typeof createWrk>,
+  start: (profileFlags: string[]) => Promise<Child & { base: string }>,
+  path: string,
+  auth: string | undefined,
+): Promise<Profiled> {
+  const dir = join(RESULTS, `request-cost-${Date.now()}`);
+  const child = await start(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  try {
+    const url = `${child.base}${path}`;
+    await wrk.run(url, auth, 2);
+    const from = nowUs();
+    const m = await wrk.run(url, auth, DURATION);
+    const to = nowUs();
+    await child.stop();
+    // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the event loop that serves.
+    const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
+    const costOf = (name: string) => stageCost(readFileSync(join(dir, name), 'utf8'), [from, to], m.requests);
+    const cost = costOf(files.find((name) => name.split('.')[4] === '0')!);
+    const otherThreads = files
+      .filter((name) => name.split('.')[4] !== '0')
+      .reduce((sum, name) => sum + costOf(name).total, 0);
+    if (!cost.windowed) console.error(`  ! ${path}: samples not placed in the window; whole profile counted`);
+    return { rps: m.rps, cost, otherThreads };
+  } finally {
+    await child.stop();
+  }
+}
+
+/**
+ * Each route on its own server, so each profile holds that route's requests only; then the bare
+ * node:http ceiling (bench/ceiling.ts) answering the same bytes, profiled the same way: the
+ * floor of HTTP parse, headers and write on this machine.
+ */
 async function profileRoutes(place: DatasetPlace, env: Record<string, string>, token: string) {
   const wrk = createWrk(RESULTS, CONNECTIONS);
   const costs: RouteCost[] = [];
+  const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
   let encounterId = '';
   const routes: [string, (id: string) => string, string][] = [
     ['401, malformed key', () => '/external/v1/encounters?limit=50', MALFORMED_TOKEN],
     ['encounter detail', (id) => `/external/v1/encounters/${id}`, token],
     ['list, offset 0', () => '/external/v1/encounters?limit=50', token],
   ];
+  const startEds = async (flags: string[]) => {
+    const server = await startEdsServer(env, flags);
+    const base = `http://127.0.0.1:${server.port}`;
+    encounterId ||= await firstEncounter(base, token);
+    return { ...server, base };
+  };
   for (const [route, path, auth] of routes) {
-    const dir = join(RESULTS, `request-cost-${place.store}-${Date.now()}`);
-    const server = await startEdsServer(env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-    try {
-      const base = `http://127.0.0.1:${server.port}`;
-      encounterId ||= await firstEncounter(base, token);
-      const url = `${base}${path(encounterId)}`;
-      await wrk.run(url, auth, 2);
-      const start = nowUs();
-      const m = await wrk.run(url, auth, DURATION);
-      const end = nowUs();
-      await server.stop();
-      // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the event loop that serves.
-      const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
-      const costOf = (name: string) =>
-        stageCost(readFileSync(join(dir, name), 'utf8'), [start, end], m.requests);
-      const cost = costOf(files.find((name) => name.split('.')[4] === '0')!);
-      const otherThreads = files
-        .filter((name) => name.split('.')[4] !== '0')
-        .reduce((sum, name) => sum + costOf(name).total, 0);
-      if (!cost.windowed)
-        console.error(`  ! ${route}: samples not placed in the window; whole profile counted`);
-      costs.push({ route, rps: m.rps, cost, otherThreads });
-      console.error(
-        `${place.store}, ${route}: ${m.rps.toFixed(0)} req/s profiled, ${cost.total.toFixed(1)} µs busy`,
-      );
-    } finally {
-      await server.stop();
-    }
+    let recordFrom = '';
+    const profiled = await profileUnderLoad(
+      wrk,
+      async (flags) => {
+        const server = await startEds(flags);
+        recordFrom = `${server.base}${path(encounterId)}`;
+        const r = await fetch(recordFrom, { headers: { authorization: `Bearer ${auth}` } });
+        const body = await r.text();
+        recorded[`/${encodeURIComponent(route)}`] = {
+          status: r.status,
+          contentType: r.headers.get('content-type') ?? '',
+          body,
+        };
+        return server;
+      },
+      path(encounterId),
+      auth,
+    );
+    costs.push({ route, ...profiled });
+    console.error(`${place.store}, ${route}: ${profiled.rps.toFixed(0)} req/s profiled`);
   }
-  return { costs, encounterId };
+  const recordedFile = join(RESULTS, 'request-cost-responses.json');
+  writeFileSync(recordedFile, JSON.stringify(recorded));
+  const ceilings: RouteCost[] = [];
+  for (const [route] of routes) {
+    const profiled = await profileUnderLoad(
+      wrk,
+      async (flags) => {
+        let port = 0;
+        const ceiling = await startChild(
+          process.execPath,
+          [...flags, '--import', 'tsx', join(ROOT, 'bench', 'ceiling.ts'), recordedFile],
+          {},
+          (line) => {
+            port = JSON.parse(line).port;
+            return true;
+          },
+        );
+        return { ...ceiling, base: `http://127.0.0.1:${port}` };
+      },
+      `/${encodeURIComponent(route)}`,
+      undefined,
+    );
+    ceilings.push({ route: `${route}, bare node:http`, ...profiled });
+  }
+  return { costs: interleave(costs, ceilings), encounterId };
+}
+
+/** [a1, b1, a2, b2, …]: each route's column beside its ceiling's. */
+function interleave<T>(a: T[], b: T[]): T[] {
+  return a.flatMap((item, i) => [item, b[i]!]);
 }
 
 function stageTable(store: string, costs: RouteCost[]): string {
