@@ -85,6 +85,8 @@ async function profileUnderLoad(
     const m = await wrk.run(url, auth, DURATION);
     const to = nowUs();
     await child.stop();
+    // Beside the profiles: what they are divided by, so they can be charged again later.
+    writeFileSync(join(dir, 'window.json'), JSON.stringify({ path, from, to, requests: m.requests }));
     // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the event loop that serves.
     const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
     const costOf = (name: string) => stageCost(readFileSync(join(dir, name), 'utf8'), [from, to], m.requests);

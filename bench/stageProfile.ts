@@ -90,9 +90,15 @@ const OUR_FILES: [RegExp, Stage][] = [
   [/\/ids\./, 'request ID'],
 ];
 
+const STORE_DRIVERS =
+  /node_modules\/(better-sqlite3|kysely|pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+)\//;
+
+/** Stages of Node's own socket and stream code, which the store's driver uses too. */
+const SOCKET_STAGES: ReadonlySet<Stage> = new Set(['write', 'HTTP parse', 'promises and timers']);
+
 const PACKAGES: [RegExp, Stage][] = [
   [/node_modules\/(prom-client|pino|sonic-boom|fast-redact|tdigest|bintrees)\//, 'logging and metrics'],
-  [/node_modules\/(better-sqlite3|kysely|pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+)\//, 'read'],
+  [STORE_DRIVERS, 'read'],
   [/node_modules\/ioredis\//, 'rate limit'],
   [
     /node_modules\/(fast-json-stringify|@fastify\/fast-json-stringify-compiler|json-schema-ref-resolver)\//,
@@ -153,13 +159,25 @@ export function stageCost(json: string, window: [number, number], requests: numb
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const stageOfNode = new Map<number, Stage>();
+  const underDriver = new Map<number, boolean>();
+  // Whether a store driver's frame is on the stack at or above this node.
+  const isUnderDriver = (id: number | undefined): boolean => {
+    if (id === undefined) return false;
+    const known = underDriver.get(id);
+    if (known !== undefined) return known;
+    const under = STORE_DRIVERS.test(nodes.get(id)!.callFrame.url) || isUnderDriver(parent.get(id));
+    underDriver.set(id, under);
+    return under;
+  };
   const resolve = (id: number): Stage => {
     const known = stageOfNode.get(id);
     if (known) return known;
     const { functionName, url } = nodes.get(id)!.callFrame;
     const own = stageOfFrame(functionName, url);
     const up = parent.get(id);
-    const stage = own ?? (up === undefined ? 'VM, unattributed' : resolve(up));
+    let stage = own ?? (up === undefined ? 'VM, unattributed' : resolve(up));
+    // A socket write on behalf of the PostgreSQL driver is part of the read, not the answer.
+    if (SOCKET_STAGES.has(stage) && isUnderDriver(id)) stage = 'read';
     stageOfNode.set(id, stage);
     return stage;
   };
