@@ -24,7 +24,8 @@ const SECRETS = {
   EDS_MEDIA_SIGNING_SECRET: 'bench-media-secret-0123456789abcdef',
 };
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The PostgreSQL server's administrative connection (TEST_DATABASE_URL). */
+export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export async function adminQuery(text: string, values: unknown[] = []) {
   const client = new pg.Client({ connectionString: ADMIN_URL });

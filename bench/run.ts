@@ -41,6 +41,7 @@ import { generateToken } from '../packages/server/src/auth/token.js';
 import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
 import {
+  ADMIN_URL,
   adminQuery,
   buildDataset as buildPlaceDataset,
   type Dataset,
