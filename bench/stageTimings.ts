@@ -10,9 +10,10 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, requestCredentials, verifyApiKey } from '../packages/server/src/auth/verifyApiKey.js';
 import { loadConfig } from '../packages/server/src/config.js';
+import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { getEncounter, listEncounters } from '../packages/server/src/domain/encounters.js';
 import { ApiError } from '../packages/server/src/domain/errors.js';
-import { parseListQuery } from '../packages/server/src/domain/queryValidation.js';
+import { listPageOf } from '../packages/server/src/domain/listQuery.js';
 import { type ApiContext, createApiContext } from '../packages/server/src/http/apiContext.js';
 import { buildApp } from '../packages/server/src/http/app.js';
 import { connectionLimitFor } from '../packages/server/src/http/connectionLimit.js';
@@ -161,7 +162,7 @@ export async function timeStages(input: StageInput): Promise<StageTiming[]> {
       'encounter detail: stored answer by ID',
       await timeAsync(20_000, 1, () => getEncounter(db, caller, input.encounterId)),
     );
-    const page = parseListQuery({ limit: '50' });
+    const page = listPageOf({ limit: 50, offset: 0, sort_order: LIST_QUERY.defaultSort });
     add(
       'read + assembly',
       'list page of 50, offset 0, with its total',
