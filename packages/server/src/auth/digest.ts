@@ -8,7 +8,7 @@
  * Each secret has a fingerprint stored beside every digest it made, so the store can count the
  * keys that still depend on the previous secret.
  */
-import { createHmac } from 'node:crypto';
+import { hmacSha256 } from '../hmacSha256.js';
 
 export interface DigestKeyProvider {
   /** The current digest secret; throws DigestKeyUnavailableError when it cannot be had. */
@@ -34,7 +34,7 @@ export function staticDigestKey(secret: string, previousSecret?: string): Digest
 }
 
 export function digestToken(token: string, secret: string): string {
-  return createHmac('sha256', secret).update(token, 'utf8').digest('hex');
+  return hmacSha256(secret).update(token, 'utf8').digest('hex');
 }
 
 const fingerprints = new Map<string, string>();
@@ -46,7 +46,7 @@ const fingerprints = new Map<string, string>();
 export function digestSecretId(secret: string): string {
   let id = fingerprints.get(secret);
   if (id === undefined) {
-    id = createHmac('sha256', secret).update('eds key digest secret id', 'utf8').digest('hex').slice(0, 16);
+    id = hmacSha256(secret).update('eds key digest secret id', 'utf8').digest('hex').slice(0, 16);
     fingerprints.set(secret, id);
   }
   return id;

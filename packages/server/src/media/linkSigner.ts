@@ -10,16 +10,15 @@
  * Checked in constant time. Key and expiry cannot contain a newline, so the payload is
  * unambiguous.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../hmacSha256.js';
 
 const PAYLOAD_VERSION = 'eds-media-link-v1';
 
 export const MEDIA_PATH_PREFIX = '/media/';
 
 function signature(key: string, expiresSeconds: string, contentType: string, secret: string): Buffer {
-  return createHmac('sha256', secret)
-    .update(`${PAYLOAD_VERSION}\n${key}\n${expiresSeconds}\n${contentType}`)
-    .digest();
+  return hmacSha256(secret).update(`${PAYLOAD_VERSION}\n${key}\n${expiresSeconds}\n${contentType}`).digest();
 }
 
 /** `expiresAtMs` must be a whole second: the link's expiry is exactly that instant. */

@@ -3,11 +3,12 @@
  * used as the UTF-8 bytes of the string printed at creation (decisions.md). A fresh timestamp and
  * signature per attempt; the body bytes are the stored ones, never re-serialized.
  */
-import { createHmac } from 'node:crypto';
+
 import { WEBHOOK_HEADERS } from '../contract/webhook.js';
+import { hmacSha256 } from '../hmacSha256.js';
 
 export function signatureFor(secret: string, timestamp: number, body: string | Buffer): string {
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'));
+  const mac = hmacSha256(secret);
   mac.update(`${timestamp}.`, 'utf8');
   mac.update(body);
   return `v1=${mac.digest('hex')}`;
