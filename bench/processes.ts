@@ -132,19 +132,21 @@ const PORT_RACES = 5;
  * Starts `eds serve` as production runs it, on free ports it picks (EDS_PORT, EDS_MEDIA_PORT),
  * and resolves once /healthz answers. A port free a moment ago can be taken before the child
  * listens; a child that exits before it is healthy is started again on fresh ports.
- * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`).
+ * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`); `node` runs it on
+ * another Node.js binary (`npm run bench:memory`'s variants).
  */
 export async function startEdsServer(
   env: Record<string, string>,
   extraFlags: string[] = [],
   root = ROOT,
+  node = nodeFor(root),
 ): Promise<Child & { port: number }> {
   checkImageFlags();
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const ports = { EDS_PORT: String(port), EDS_MEDIA_PORT: String(await freePort()) };
     const child = await startChild(
-      nodeFor(root),
+      node,
       [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
       { ...env, ...ports },
       () => true,

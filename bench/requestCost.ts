@@ -103,7 +103,7 @@ async function profileUnderLoad(
 
 /**
  * Each route on its own server, so each profile holds that route's requests only; then the bare
- * node:http ceiling (bench/ceiling.ts) answering the same bytes, profiled the same way: the
+ * node:http ceiling (bench/ceiling.mjs) answering the same bytes, profiled the same way: the
  * floor of HTTP parse, headers and write on this machine.
  */
 async function profileRoutes(place: DatasetPlace, env: Record<string, string>, token: string) {
@@ -154,7 +154,7 @@ async function profileRoutes(place: DatasetPlace, env: Record<string, string>, t
         let port = 0;
         const ceiling = await startChild(
           process.execPath,
-          [...flags, '--import', 'tsx', join(ROOT, 'bench', 'ceiling.ts'), recordedFile],
+          [...flags, join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
           {},
           (line) => {
             port = JSON.parse(line).port;

@@ -322,7 +322,7 @@ async function measureOnDataset() {
   let ceilingPort = 0;
   const ceiling = await startChild(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bench', 'ceiling.ts'), recordedFile],
+    [join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
     {},
     (line) => {
       ceilingPort = JSON.parse(line).port;
