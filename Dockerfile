@@ -31,6 +31,6 @@ USER node
 EXPOSE 8080 8081 9090
 HEALTHCHECK --interval=10s --timeout=3s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.EDS_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# A smaller young generation keeps the API process under 200 MB under load (docs/benchmarks.md).
+# A smaller young generation keeps the API process near 200 MB under load instead of 225 (docs/benchmarks.md).
 ENTRYPOINT ["node", "--max-semi-space-size=8", "packages/server/dist/cli/main.js"]
 CMD ["serve"]
