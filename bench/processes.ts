@@ -215,7 +215,7 @@ function commitBuild(ref: string, resultsDir: string): string {
   mkdirSync(dir, { recursive: true });
   const archive = spawnSync(
     'sh',
-    ['-c', `git archive ${sha} packages/server tsconfig.base.json | tar -x -C "${dir}"`],
+    ['-c', `git archive ${sha} packages/server tsconfig.base.json CHANGELOG.md | tar -x -C "${dir}"`],
     { cwd: ROOT, stdio: 'inherit' },
   );
   if (archive.status !== 0) throw new Error('git archive failed');
