@@ -15,6 +15,8 @@
  *   data set is built by its `eds demo` and this code's copy of it by `eds migrate`, which is timed)
  * --before-node PATH (the Node.js binary that runs the --before code: a runtime upgrade measured
  *   old runtime and its installed dependencies against this one, in the same run)
+ * --threads (each server thread's share of the measured run on a CPU and waiting for one:
+ *   bench/threadTimes.ts)
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
  * --rounds N (measure each route N times, alternating which server goes first, and report each
@@ -62,6 +64,7 @@ import {
 } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
+import { type ThreadShare, threadShares, threadTimes } from './threadTimes.js';
 import { type BurstSide, benchImportBurst, printImportBurst } from './webhooks/importBurst.js';
 import { createWrk, type PathWalk, type WrkResult } from './wrk.js';
 
@@ -75,6 +78,7 @@ const { values } = parseArgs({
     before: { type: 'string' },
     'before-node': { type: 'string' },
     stalls: { type: 'boolean', default: false },
+    threads: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
     'webhook-events': { type: 'string', default: '1000' },
@@ -200,6 +204,9 @@ const started: Child[] = [];
 
 const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
 
+/** A route's run on one server, with what --stalls and --threads found meanwhile. */
+type Measured = WrkResult & { stalls?: unknown; threads?: ThreadShare[] };
+
 /** Runs the route on one server; with --stalls, what blocked its event loop meanwhile. */
 async function measureOn(
   side: Side,
@@ -207,9 +214,17 @@ async function measureOn(
   path: string,
   auth: 'key' | string | undefined,
   walk?: PathWalk,
-): Promise<WrkResult & { stalls?: unknown }> {
+): Promise<Measured> {
   const token = auth === 'key' ? side.token : auth;
   if (values.stalls) side.server.process.kill('SIGUSR2');
+  if (values.threads) {
+    const url = `${side.base}${path}`;
+    await wrk.run(url, token, 1, walk);
+    const pid = side.server.process.pid!;
+    const before = threadTimes(pid);
+    const m = await wrk.run(url, token, DURATION, walk);
+    return { ...m, threads: threadShares(before, threadTimes(pid), m.requests / m.rps) };
+  }
   const m = await wrk.measure(`${side.base}${path}`, token, DURATION, walk);
   if (!values.stalls) return m;
   rmSync(side.stallFile, { force: true });
@@ -461,19 +476,29 @@ async function measureOnDataset() {
       );
     }
   }
-  if (values.stalls) {
-    console.log(
-      '\nWhat blocked the event loop, per route (loop delay max/p99; GC pauses; SQLite calls ≥ 5 ms):',
-    );
+  /** One line per route and server for what `describe` finds in its measurement. */
+  const perServer = (title: string, describe: (m: Measured) => string | undefined) => {
+    console.log(`\n${title}`);
     for (const r of rows) {
       for (const [label, m] of [
         ['before', r.before],
         ['now', r.after],
       ] as const) {
-        if (!m?.stalls) continue;
-        console.log(`${r.route} [${label}]: ${JSON.stringify(m.stalls)}`);
+        const text = m && describe(m);
+        if (text) console.log(`${r.route} [${label}]: ${text}`);
       }
     }
+  };
+  if (values.stalls) {
+    perServer(
+      'What blocked the event loop, per route (loop delay max/p99; GC pauses; SQLite calls ≥ 5 ms):',
+      (m) => (m.stalls ? JSON.stringify(m.stalls) : undefined),
+    );
+  }
+  if (values.threads) {
+    perServer('Each server thread during the measured run: % on a CPU (% waiting for one):', (m) =>
+      m.threads?.map((t) => `${t.thread} ${t.cpu.toFixed(0)} % (${t.runQueue.toFixed(0)} %)`).join(', '),
+    );
   }
   if (rateLimits) printRateLimits(rateLimits);
   if (auditWriter) {
