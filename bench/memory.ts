@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
-import { type Child, ROOT, startChild, startEdsServer } from './processes.js';
+import { type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -136,7 +136,7 @@ async function main() {
 
   const measure = async (name: string): Promise<Run> => {
     const variant = variants.find((v) => v.name === name);
-    let server: Child & { port?: number };
+    let server: Child & { port: number };
     if (variant) {
       server = await startEdsServer(
         { ...env, ...variant.env, EDS_BENCH_MEMORY_FILE: PROBE_FILE },
@@ -145,18 +145,7 @@ async function main() {
         variant.node,
       );
     } else {
-      let port = 0;
-      // Plain node, no loader: the floor must not carry a loader's memory.
-      server = await startChild(
-        process.execPath,
-        [join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
-        {},
-        (line) => {
-          port = JSON.parse(line).port;
-          return true;
-        },
-      );
-      server.port = port;
+      server = await startCeiling(recordedFile);
     }
     const pid = server.process.pid!;
     try {

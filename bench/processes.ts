@@ -125,6 +125,28 @@ function checkImageFlags(): void {
   }
 }
 
+/**
+ * Starts the bare node:http ceiling (bench/ceiling.mjs) on the recorded answers, with plain
+ * `node` and no loader, so that its figures, memory included, are Node's own; `flags` adds Node
+ * flags (a profile).
+ */
+export async function startCeiling(
+  recordedFile: string,
+  flags: string[] = [],
+): Promise<Child & { port: number }> {
+  let port = 0;
+  const child = await startChild(
+    process.execPath,
+    [...flags, join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
+    {},
+    (line) => {
+      port = JSON.parse(line).port;
+      return true;
+    },
+  );
+  return { ...child, port };
+}
+
 /** How many times a server is started on fresh ports when it exits before listening. */
 const PORT_RACES = 5;
 

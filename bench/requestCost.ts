@@ -20,7 +20,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
-import { type Child, ROOT, startChild, startEdsServer } from './processes.js';
+import { type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { STAGES, type StageCost, stageCost } from './stageProfile.js';
 import { type StageTiming, timeStages } from './stageTimings.js';
 import { createWrk } from './wrk.js';
@@ -151,17 +151,8 @@ async function profileRoutes(place: DatasetPlace, env: Record<string, string>, t
     const profiled = await profileUnderLoad(
       wrk,
       async (flags) => {
-        let port = 0;
-        const ceiling = await startChild(
-          process.execPath,
-          [...flags, join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
-          {},
-          (line) => {
-            port = JSON.parse(line).port;
-            return true;
-          },
-        );
-        return { ...ceiling, base: `http://127.0.0.1:${port}` };
+        const ceiling = await startCeiling(recordedFile, flags);
+        return { ...ceiling, base: `http://127.0.0.1:${ceiling.port}` };
       },
       `/${encodeURIComponent(route)}`,
       undefined,

@@ -59,7 +59,7 @@ import {
   nodeFor,
   ROOT,
   runCheckoutOn,
-  startChild,
+  startCeiling,
   startEdsServer,
 } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
@@ -207,7 +207,7 @@ const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
 /** A route's run on one server, with what --stalls and --threads found meanwhile. */
 type Measured = WrkResult & { stalls?: unknown; threads?: ThreadShare[] };
 
-/** Runs the route on one server; with --stalls, what blocked its event loop meanwhile. */
+/** Runs the route on one server after a second's warm-up; with --stalls and --threads, what they saw. */
 async function measureOn(
   side: Side,
   wrk: ReturnType<typeof createWrk>,
@@ -216,16 +216,13 @@ async function measureOn(
   walk?: PathWalk,
 ): Promise<Measured> {
   const token = auth === 'key' ? side.token : auth;
+  const url = `${side.base}${path}`;
+  const pid = side.server.process.pid!;
   if (values.stalls) side.server.process.kill('SIGUSR2');
-  if (values.threads) {
-    const url = `${side.base}${path}`;
-    await wrk.run(url, token, 1, walk);
-    const pid = side.server.process.pid!;
-    const before = threadTimes(pid);
-    const m = await wrk.run(url, token, DURATION, walk);
-    return { ...m, threads: threadShares(before, threadTimes(pid), m.requests / m.rps) };
-  }
-  const m = await wrk.measure(`${side.base}${path}`, token, DURATION, walk);
+  await wrk.run(url, token, 1, walk);
+  const threadsBefore = values.threads ? threadTimes(pid) : undefined;
+  const m: Measured = await wrk.run(url, token, DURATION, walk);
+  if (threadsBefore) m.threads = threadShares(threadsBefore, threadTimes(pid), m.requests / m.rps);
   if (!values.stalls) return m;
   rmSync(side.stallFile, { force: true });
   side.server.process.kill('SIGUSR2');
@@ -334,16 +331,7 @@ async function measureOnDataset() {
   // The ceiling runs beside the idle services, and each route is measured on each server and the
   // ceiling back to back: this VM's speed drifts by tens of percent within minutes, so a ratio or
   // a before/after comparison is only meaningful between measurements taken together.
-  let ceilingPort = 0;
-  const ceiling = await startChild(
-    process.execPath,
-    [join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
-    {},
-    (line) => {
-      ceilingPort = JSON.parse(line).port;
-      return true;
-    },
-  );
+  const ceiling = await startCeiling(recordedFile);
   started.push(ceiling);
   const wrk = createWrk(RESULTS, CONNECTIONS);
   const rows: any[] = [];
@@ -363,7 +351,7 @@ async function measureOnDataset() {
         b = before ? await measureOn(before, wrk, path, auth, walk(before)) : undefined;
         a = await measureOn(after, wrk, path, auth, walk(after));
       }
-      const c = await wrk.measure(`http://127.0.0.1:${ceilingPort}${key}`, undefined, DURATION);
+      const c = await wrk.measure(`http://127.0.0.1:${ceiling.port}${key}`, undefined, DURATION);
       turns.push({ b, a, c });
       if (ROUNDS > 1)
         console.error(
