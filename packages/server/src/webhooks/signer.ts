@@ -3,7 +3,6 @@
  * used as the UTF-8 bytes of the string printed at creation (decisions.md). A fresh timestamp and
  * signature per attempt; the body bytes are the stored ones, never re-serialized.
  */
-
 import { WEBHOOK_HEADERS } from '../contract/webhook.js';
 import { hmacSha256 } from '../hmacSha256.js';
 
