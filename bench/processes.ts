@@ -130,14 +130,27 @@ function checkImageFlags(): void {
  * `node` and no loader, so that its figures, memory included, are Node's own; `flags` adds Node
  * flags (a profile).
  */
-export async function startCeiling(
+export function startCeiling(recordedFile: string, flags: string[] = []): Promise<Child & { port: number }> {
+  return startRecordedServer('ceiling.mjs', recordedFile, flags);
+}
+
+/**
+ * Starts the framework floor (bench/frameworkFloor.mjs): bare Fastify answering the same recorded
+ * bytes, started and measured as the ceiling is.
+ */
+export function startFrameworkFloor(recordedFile: string): Promise<Child & { port: number }> {
+  return startRecordedServer('frameworkFloor.mjs', recordedFile, []);
+}
+
+async function startRecordedServer(
+  script: string,
   recordedFile: string,
-  flags: string[] = [],
+  flags: string[],
 ): Promise<Child & { port: number }> {
   let port = 0;
   const child = await startChild(
     process.execPath,
-    [...flags, join(ROOT, 'bench', 'ceiling.mjs'), recordedFile],
+    [...flags, join(ROOT, 'bench', script), recordedFile],
     {},
     (line) => {
       port = JSON.parse(line).port;

@@ -2,8 +2,9 @@
  * `npm run bench`: the service in production mode on a data set of N encounters, each route
  * driven by wrk (bench/wrk.ts, a separate process whose own CPU use is reported, so it is shown
  * not to be the bottleneck), next to a raw node:http ceiling that answers the same bytes under
- * the same load. Reports req/s, p50/p99 and the slowest single answer (max), the ratio to the
- * ceiling and the server's peak RSS.
+ * the same load, and bare Fastify answering them too (the framework floor). Reports req/s,
+ * p50/p99 and the slowest single answer (max), the ratio to the ceiling, the framework floor's
+ * ratio and the server's peak RSS.
  *
  * Options: --store sqlite|postgres --encounters N --connections C --duration S
  * --routes TEXT (only the parts whose name contains it, or one of its |-separated texts: the routes
@@ -61,6 +62,7 @@ import {
   runCheckoutOn,
   startCeiling,
   startEdsServer,
+  startFrameworkFloor,
 } from './processes.js';
 import { summarizeProfile } from './profileSummary.js';
 import { benchRateLimits, type LimiterBenchResult, printRateLimits } from './rateLimits.js';
@@ -333,13 +335,16 @@ async function measureOnDataset() {
   // a before/after comparison is only meaningful between measurements taken together.
   const ceiling = await startCeiling(recordedFile);
   started.push(ceiling);
+  // Bare Fastify on the same bytes: how much of the gap to the ceiling is the framework's.
+  const floor = await startFrameworkFloor(recordedFile);
+  started.push(floor);
   const wrk = createWrk(RESULTS, CONNECTIONS);
   const rows: any[] = [];
   for (const [name, path, auth] of selected) {
     const key = `/${encodeURIComponent(name)}`;
     // Rounds alternate which server goes first, so neither gains from the other's warm-up, and
     // the median of each side is reported (the VM's speed drifts between runs).
-    const turns: { b?: WrkResult; a: WrkResult; c: WrkResult }[] = [];
+    const turns: { b?: WrkResult; a: WrkResult; c: WrkResult; f: WrkResult }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       let b: WrkResult | undefined;
       let a: WrkResult;
@@ -352,15 +357,17 @@ async function measureOnDataset() {
         a = await measureOn(after, wrk, path, auth, walk(after));
       }
       const c = await wrk.measure(`http://127.0.0.1:${ceiling.port}${key}`, undefined, DURATION);
-      turns.push({ b, a, c });
+      const f = await wrk.measure(`http://127.0.0.1:${floor.port}${key}`, undefined, DURATION);
+      turns.push({ b, a, c, f });
       if (ROUNDS > 1)
         console.error(
-          `${name}, round ${round + 1}: ${b ? `before ${b.rps.toFixed(0)} | ` : ''}now ${a.rps.toFixed(0)} | ceiling ${c.rps.toFixed(0)} req/s`,
+          `${name}, round ${round + 1}: ${b ? `before ${b.rps.toFixed(0)} | ` : ''}now ${a.rps.toFixed(0)} | ceiling ${c.rps.toFixed(0)} | Fastify floor ${f.rps.toFixed(0)} req/s`,
         );
     }
     const b = before ? medianByRps(turns.map((t) => t.b!)) : undefined;
     const a = medianByRps(turns.map((t) => t.a));
     const c = medianByRps(turns.map((t) => t.c));
+    const f = medianByRps(turns.map((t) => t.f));
     const row = {
       route: name,
       status: recorded[key]!.status,
@@ -369,6 +376,8 @@ async function measureOnDataset() {
       after: a,
       ceiling: c,
       ratio: a.rps / c.rps,
+      framework_floor: f,
+      framework_ratio: f.rps / c.rps,
       ...(ROUNDS > 1 ? { rounds: turns } : {}),
       peak_rss_mb: Math.round(after.server.peakRss() / 2 ** 20),
       ...(before ? { before_peak_rss_mb: Math.round(before.server.peakRss() / 2 ** 20) } : {}),
@@ -377,7 +386,7 @@ async function measureOnDataset() {
     const fmt = (m: WrkResult) =>
       `${m.rps.toFixed(0)} req/s p50 ${m.p50.toFixed(1)} p99 ${m.p99.toFixed(1)} max ${m.max.toFixed(1)} ms (wrk ${m.wrkCpu.toFixed(0)}% cpu)`;
     console.error(
-      `${name}: ${b ? `before ${fmt(b)} | ` : ''}now ${fmt(a)} | ceiling ${fmt(c)}; peak RSS ${row.peak_rss_mb} MB`,
+      `${name}: ${b ? `before ${fmt(b)} | ` : ''}now ${fmt(a)} | ceiling ${fmt(c)} | Fastify floor ${fmt(f)}; peak RSS ${row.peak_rss_mb} MB`,
     );
     for (const [side, m] of [
       ['before', b],
@@ -399,6 +408,7 @@ async function measureOnDataset() {
   const beforePeakRss = before?.server.peakRss();
   for (const side of sides) await side.server.stop();
   await ceiling.stop();
+  await floor.stop();
 
   const afterLabel = BEFORE ? 'after' : '';
   const ownEnv = envFor(afterLabel);
@@ -444,23 +454,23 @@ async function measureOnDataset() {
   const cells = (m: WrkResult) => `${m.rps.toFixed(0)} | ${m.p99.toFixed(1)} | ${m.max.toFixed(0)}`;
   if (before) {
     console.log(
-      '| route | status | before req/s | p99 ms | max ms | now req/s | p99 ms | max ms | now vs before | ceiling req/s | ratio now (before) | wrk cpu on ceiling |',
+      '| route | status | before req/s | p99 ms | max ms | now req/s | p99 ms | max ms | now vs before | ceiling req/s | ratio now (before) | Fastify floor ratio | wrk cpu on ceiling |',
     );
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) {
       const change = (r.after.rps / r.before.rps - 1) * 100;
       console.log(
-        `| ${r.route} | ${r.status} | ${cells(r.before)} | ${cells(r.after)} | ${change >= 0 ? '+' : ''}${change.toFixed(0)}% | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% (${((r.before.rps / r.ceiling.rps) * 100).toFixed(0)}%) | ${r.ceiling.wrkCpu.toFixed(0)}% |`,
+        `| ${r.route} | ${r.status} | ${cells(r.before)} | ${cells(r.after)} | ${change >= 0 ? '+' : ''}${change.toFixed(0)}% | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% (${((r.before.rps / r.ceiling.rps) * 100).toFixed(0)}%) | ${(r.framework_ratio * 100).toFixed(0)}% | ${r.ceiling.wrkCpu.toFixed(0)}% |`,
       );
     }
   } else {
     console.log(
-      '| route | status | req/s | p50 ms | p99 ms | max ms | ceiling req/s | ratio | wrk cpu on ceiling | peak RSS so far |',
+      '| route | status | req/s | p50 ms | p99 ms | max ms | ceiling req/s | ratio | Fastify floor req/s | floor ratio | wrk cpu on ceiling | peak RSS so far |',
     );
-    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) {
       console.log(
-        `| ${r.route} | ${r.status} | ${r.after.rps.toFixed(0)} | ${r.after.p50.toFixed(1)} | ${r.after.p99.toFixed(1)} | ${r.after.max.toFixed(0)} | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.ceiling.wrkCpu.toFixed(0)}% | ${r.peak_rss_mb} MB |`,
+        `| ${r.route} | ${r.status} | ${r.after.rps.toFixed(0)} | ${r.after.p50.toFixed(1)} | ${r.after.p99.toFixed(1)} | ${r.after.max.toFixed(0)} | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.framework_floor.rps.toFixed(0)} | ${(r.framework_ratio * 100).toFixed(0)}% | ${r.ceiling.wrkCpu.toFixed(0)}% | ${r.peak_rss_mb} MB |`,
       );
     }
   }
