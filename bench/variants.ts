@@ -1,0 +1,135 @@
+/**
+ * `npm run bench:variants`: what one part of the request path costs, measured by taking it out.
+ * This code and one or more builds of it (`--build NAME=DIR|COMMIT`: a checkout with one change,
+ * such as a hook or a metric removed, or a commit) serve the same data set side by side in
+ * production mode; each route is driven by wrk at 32 connections on each server in turn, the
+ * order alternating round by round. For each it reports the median over the rounds of the
+ * server's CPU time per answer (user and system, all threads, from /proc) and of req/s, and the
+ * median over the rounds of each round's change against this code's figure in the same round:
+ * this VM's speed drifts from minute to minute, moving every server alike.
+ *
+ * The builds run on this code's data set, so they must share its schema: a change to the request
+ * path, not to the store.
+ *
+ * Options: --build NAME=DIR|COMMIT (repeatable) --routes "401,detail,list" --rounds N (7)
+ * --seconds S (5) --store sqlite|postgres --encounters N (100000)
+ * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
+import { beforeRoot, type Child, ROOT, startEdsServer } from './processes.js';
+import { cpuSeconds, createWrk } from './wrk.js';
+
+const { values } = parseArgs({
+  options: {
+    build: { type: 'string', multiple: true, default: [] },
+    routes: { type: 'string', default: '401,detail,list' },
+    rounds: { type: 'string', default: '7' },
+    seconds: { type: 'string', default: '5' },
+    store: { type: 'string', default: 'sqlite' },
+    encounters: { type: 'string', default: '100000' },
+    pin: { type: 'boolean', default: false },
+  },
+});
+const ROUNDS = Math.max(1, Number(values.rounds));
+const SECONDS = Number(values.seconds);
+const RESULTS = join(ROOT, 'bench', 'results');
+mkdirSync(RESULTS, { recursive: true });
+const PLACE: DatasetPlace = { store: values.store, encounters: Number(values.encounters), results: RESULTS };
+const MALFORMED = `eds_live_${'0'.repeat(37)}A`;
+const LIST = '/external/v1/encounters?limit=50';
+
+interface Build {
+  name: string;
+  root: string;
+}
+
+function parseBuild(text: string): Build {
+  const at = text.indexOf('=');
+  if (at <= 0) throw new Error(`--build wants NAME=DIR|COMMIT, got "${text}"`);
+  return { name: text.slice(0, at), root: beforeRoot(text.slice(at + 1), RESULTS) };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main() {
+  const builds: Build[] = [{ name: 'this code', root: ROOT }, ...values.build.map(parseBuild)];
+  const env = datasetEnv(PLACE, '');
+  const dataset = await buildDataset(PLACE, '', env, ROOT);
+  const token = mintKey(dataset.organizationId, env, ROOT);
+  const servers: (Child & { port: number })[] = [];
+  try {
+    for (const build of builds) {
+      const server = await startEdsServer(env, [], build.root);
+      servers.push(server);
+      if (values.pin) pin(server.process.pid!, '0');
+    }
+    // wrk is started by this process: pinned here, it runs on the CPUs the servers do not.
+    if (values.pin) pin(process.pid, `1-${cpus().length - 1}`);
+    const base = `http://127.0.0.1:${servers[0]!.port}`;
+    const page = (await (
+      await fetch(`${base}${LIST}`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as {
+      items: { encounter_id: string }[];
+    };
+    const routes: Record<string, [string, string]> = {
+      '401': [LIST, MALFORMED],
+      detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
+      list: [LIST, token],
+    };
+    const wrk = createWrk(RESULTS, 32);
+    console.log(
+      `${values.store}, ${PLACE.encounters.toLocaleString('en-US')} encounters, ${ROUNDS} rounds of ${SECONDS} s, wrk at 32 connections${values.pin ? ', servers pinned to CPU 0' : ''}`,
+    );
+    console.log('| route | build | CPU µs per answer | change | req/s | change | CPU µs per round |');
+    console.log('|---|---|---:|---:|---:|---:|---|');
+    for (const route of values.routes.split(',')) {
+      const target = routes[route];
+      if (!target) throw new Error(`unknown route "${route}": one of ${Object.keys(routes).join(', ')}`);
+      const [path, auth] = target;
+      const cost = builds.map(() => [] as number[]);
+      const rps = builds.map(() => [] as number[]);
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = builds.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        for (const i of order) {
+          const server = servers[i]!;
+          const url = `http://127.0.0.1:${server.port}${path}`;
+          await wrk.run(url, auth, 1);
+          const before = cpuSeconds(server.process.pid!)!;
+          const m = await wrk.run(url, auth, SECONDS);
+          const used = cpuSeconds(server.process.pid!)! - before;
+          if (m.errors > 0 || (route !== '401' && m.non2xx > 0))
+            console.error(`  ! ${builds[i]!.name}, ${route}: ${m.non2xx} not 2xx/3xx, ${m.errors} errors`);
+          cost[i]!.push((used * 1e6) / m.requests);
+          rps[i]!.push(m.rps);
+        }
+      }
+      builds.forEach((build, i) => {
+        // The host's speed drifts between rounds and moves every server alike: each round's
+        // figure is compared with this code's in the same round, and the median change reported.
+        const change = (samples: number[][]) =>
+          i === 0 ? '–' : formatChange(median(samples[i]!.map((x, round) => x / samples[0]![round]! - 1)));
+        console.log(
+          `| ${route} | ${build.name} | ${median(cost[i]!).toFixed(1)} | ${change(cost)} | ${median(rps[i]!).toFixed(0)} | ${change(rps)} | ${cost[i]!.map((x) => x.toFixed(0)).join(' ')} |`,
+        );
+      });
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+function formatChange(fraction: number): string {
+  return `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(0)} %`;
+}
+
+function pin(pid: number, cpuList: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpuList, String(pid)], { stdio: 'ignore' });
+}
+
+await main();
