@@ -13,14 +13,20 @@ const responses = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const app = Fastify({ logger: false });
 for (const [path, recorded] of Object.entries(responses)) {
   const bytes = Buffer.from(recorded.body, 'utf8');
-  // The recorded keys are the paths as requested (percent-encoded); Fastify routes decoded paths.
-  app.get(decodeURIComponent(path), (_request, reply) => {
+  app.get(path, (_request, reply) => {
     reply
       .code(recorded.status)
       .header('content-type', recorded.contentType)
       .header('cache-control', 'no-store')
       .send(bytes);
   });
+}
+// A path the router did not take as written would be measured as a 404: refuse to start instead.
+for (const [path, recorded] of Object.entries(responses)) {
+  const answer = await app.inject(path);
+  if (answer.statusCode !== recorded.status) {
+    throw new Error(`the framework floor answers ${path} with ${answer.statusCode}, not ${recorded.status}`);
+  }
 }
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ port: app.server.address().port })}\n`);
