@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
-import { type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
+import { buildServer, type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -103,6 +103,7 @@ const LIST = '/external/v1/encounters?limit=50';
 const MALFORMED = `eds_live_${'0'.repeat(37)}A`;
 
 async function main() {
+  buildServer(ROOT);
   const env = datasetEnv(PLACE, '');
   const dataset = await buildDataset(PLACE, '', env, ROOT);
   const token = mintKey(dataset.organizationId, env, ROOT);

@@ -228,14 +228,19 @@ export async function freePort(): Promise<number> {
 export function beforeRoot(pathOrRef: string, resultsDir: string): string {
   const asPath = resolve(pathOrRef);
   if (existsSync(asPath) && statSync(asPath).isDirectory()) {
-    const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], {
-      cwd: asPath,
-      stdio: 'inherit',
-    });
-    if (build.status !== 0) throw new Error(`build failed in ${asPath}`);
+    buildServer(asPath);
     return asPath;
   }
   return commitBuild(pathOrRef, resultsDir);
+}
+
+/**
+ * Compiles a checkout's server (`npm run build`): production runs the compiled output, so the
+ * figures are those of the code as it is now.
+ */
+export function buildServer(root: string): void {
+  const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error(`build failed in ${root}`);
 }
 
 function commitBuild(ref: string, resultsDir: string): string {

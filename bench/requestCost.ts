@@ -20,7 +20,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
-import { type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
+import { buildServer, type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { STAGES, type StageCost, stageCost } from './stageProfile.js';
 import { type StageTiming, timeStages } from './stageTimings.js';
 import { createWrk } from './wrk.js';
@@ -189,8 +189,7 @@ function timingTable(store: string, timings: StageTiming[]): string {
 }
 
 async function main() {
-  const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], { cwd: ROOT, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('build failed');
+  buildServer(ROOT);
   const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], {
     cwd: ROOT,
     encoding: 'utf8',

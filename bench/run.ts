@@ -35,7 +35,6 @@
  * whatever --store says; --webhook-events N, default 1000), with --before alternating with that
  * code's workers.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +54,7 @@ import {
 } from './datasets.js';
 import {
   beforeRoot,
+  buildServer,
   type Child,
   eds,
   nodeFor,
@@ -144,15 +144,8 @@ interface Side {
 }
 
 async function startSide(label: string, root: string, dataset: () => Promise<Dataset>): Promise<Side> {
-  if (root === ROOT) {
-    // Production runs the compiled output; build it so the numbers are for the current code.
-    // (The code compared with was built by beforeRoot.)
-    const build = spawnSync('npm', ['run', 'build', '-w', 'packages/server'], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-    if (build.status !== 0) throw new Error(`build failed in ${root}`);
-  }
+  // The code compared with was built by beforeRoot.
+  if (root === ROOT) buildServer(root);
   const env = envFor(label);
   const data = await dataset.call(null);
   const token = mintKey(data.organizationId, env, root);
@@ -568,7 +561,6 @@ async function findExamples(base: string, token: string) {
   throw new Error('no encounter with a note, a transcript and audio in the first 100');
 }
 
-/** The shape of a live key with a checksum that cannot match: refused before any store read. */
 /**
  * The path the ceiling and the framework floor answer a route's recorded bytes on: its name in
  * letters, digits and dashes, which every router takes literally.
@@ -577,6 +569,7 @@ function recordedPath(name: string): string {
   return `/${name.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, '')}`;
 }
 
+/** The shape of a live key with a checksum that cannot match: refused before any store read. */
 function malformedToken(): string {
   return `eds_live_${'0'.repeat(37)}A`;
 }

@@ -2,11 +2,12 @@
  * `npm run bench:variants`: what one part of the request path costs, measured by taking it out.
  * This code and one or more builds of it (`--build NAME=DIR|COMMIT`: a checkout with one change,
  * such as a hook or a metric removed, or a commit) serve the same data set side by side in
- * production mode; each route is driven by wrk at 32 connections on each server in turn, the
- * order alternating round by round. For each it reports the median over the rounds of the
- * server's CPU time per answer (user and system, all threads, from /proc) and of req/s, and the
- * median over the rounds of each round's change against this code's figure in the same round:
- * this VM's speed drifts from minute to minute, moving every server alike.
+ * production mode; each route is driven by wrk at 32 connections on each server in turn (1 s of
+ * warm-up, then --seconds measured), the order alternating round by round. For each it reports
+ * the median over the rounds of the server's CPU time per answer (user and system, all threads,
+ * from /proc) and of req/s, and the median over the rounds of each round's change against this
+ * code's figure in the same round (not the ratio of the two medians): this VM's speed drifts from
+ * minute to minute, moving every server alike.
  *
  * The builds run on this code's data set, so they must share its schema: a change to the request
  * path, not to the store.
@@ -21,7 +22,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
-import { beforeRoot, type Child, ROOT, startEdsServer } from './processes.js';
+import { beforeRoot, buildServer, type Child, ROOT, startEdsServer } from './processes.js';
 import { cpuSeconds, createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -54,9 +55,16 @@ function parseBuild(text: string): Build {
   return { name: text.slice(0, at), root: beforeRoot(text.slice(at + 1), RESULTS) };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 
 async function main() {
+  if (values.pin && cpus().length < 2)
+    throw new Error('--pin needs two CPUs: one for the servers, one for wrk');
+  buildServer(ROOT);
   const builds: Build[] = [{ name: 'this code', root: ROOT }, ...values.build.map(parseBuild)];
   const env = datasetEnv(PLACE, '');
   const dataset = await buildDataset(PLACE, '', env, ROOT);
@@ -103,8 +111,12 @@ async function main() {
           const before = cpuSeconds(server.process.pid!)!;
           const m = await wrk.run(url, auth, SECONDS);
           const used = cpuSeconds(server.process.pid!)! - before;
-          if (m.errors > 0 || (route !== '401' && m.non2xx > 0))
-            console.error(`  ! ${builds[i]!.name}, ${route}: ${m.non2xx} not 2xx/3xx, ${m.errors} errors`);
+          // wrk counts a 401 as not 2xx/3xx: the refusal route must have nothing else.
+          const wrongStatus = route === '401' ? m.requests - m.non2xx : m.non2xx;
+          if (m.errors > 0 || wrongStatus > 0)
+            console.error(
+              `  ! ${builds[i]!.name}, ${route}: ${wrongStatus} answers of the wrong status, ${m.errors} errors`,
+            );
           cost[i]!.push((used * 1e6) / m.requests);
           rps[i]!.push(m.rps);
         }
