@@ -102,6 +102,9 @@ export async function buildDataset(
   return dataset;
 }
 
+/** The shape of a live key with a checksum that cannot match: refused before any store read. */
+export const MALFORMED_TOKEN = `eds_live_${'0'.repeat(37)}A`;
+
 /** A key of the data set's organization with every read scope. */
 export function mintKey(organizationId: string, env: Record<string, string>, root: string): string {
   return eds(

@@ -17,7 +17,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
+import { buildDataset, type DatasetPlace, datasetEnv, MALFORMED_TOKEN, mintKey } from './datasets.js';
 import { buildServer, type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { createWrk } from './wrk.js';
 
@@ -100,7 +100,6 @@ type Phase = (typeof PHASES)[number];
 type Run = Record<Phase, Sample>;
 
 const LIST = '/external/v1/encounters?limit=50';
-const MALFORMED = `eds_live_${'0'.repeat(37)}A`;
 
 async function main() {
   buildServer(ROOT);
@@ -120,7 +119,7 @@ async function main() {
   const paths: Record<Exclude<Phase, 'start-up'>, [string, string]> = {
     'list, offset 0': [LIST, token],
     'encounter detail': [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
-    'malformed key (401)': [LIST, MALFORMED],
+    'malformed key (401)': [LIST, MALFORMED_TOKEN],
   };
   const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
   for (const [phase, [path, auth]] of Object.entries(paths)) {

@@ -19,7 +19,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
+import { buildDataset, type DatasetPlace, datasetEnv, MALFORMED_TOKEN, mintKey } from './datasets.js';
 import { buildServer, type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { STAGES, type StageCost, stageCost } from './stageProfile.js';
 import { type StageTiming, timeStages } from './stageTimings.js';
@@ -40,8 +40,6 @@ const CONNECTIONS = Number(values.connections);
 const DURATION = Number(values.duration);
 const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
-
-const MALFORMED_TOKEN = `eds_live_${'0'.repeat(37)}A`;
 
 interface RouteCost {
   route: string;

@@ -50,6 +50,7 @@ import {
   type DatasetPlace,
   datasetEnv,
   datasetLocation,
+  MALFORMED_TOKEN,
   mintKey,
 } from './datasets.js';
 import {
@@ -296,7 +297,7 @@ async function measureOnDataset() {
       `/external/v1/encounters/${ex.encounter_id}/documents/${ex.transcript_document_id}/audio`,
       'key',
     ],
-    'malformed key (401)': [listUrl, malformedToken()],
+    'malformed key (401)': [listUrl, MALFORMED_TOKEN],
     'unknown key (401)': [listUrl, unknownToken()],
   };
   const routes = ROUTE_NAMES.map((name) => [name, ...paths[name]] as const);
@@ -567,11 +568,6 @@ async function findExamples(base: string, token: string) {
  */
 function recordedPath(name: string): string {
   return `/${name.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, '')}`;
-}
-
-/** The shape of a live key with a checksum that cannot match: refused before any store read. */
-function malformedToken(): string {
-  return `eds_live_${'0'.repeat(37)}A`;
 }
 
 /** A well-formed token (valid checksum) that was never issued: one indexed lookup each. */

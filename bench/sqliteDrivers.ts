@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { median } from './median.js';
 
 type DriverName = 'better-sqlite3' | 'node:sqlite';
 const DRIVERS: DriverName[] = ['better-sqlite3', 'node:sqlite'];
@@ -144,12 +145,6 @@ async function runChild(driver: DriverName, file: string, seconds: number): Prom
   const status = readFileSync('/proc/self/status', 'utf8');
   const peakRssMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
   return { driver, results, peakRssMb };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function main(): Promise<void> {

@@ -24,6 +24,7 @@ import { rateLimitFields } from '../packages/server/src/rateLimit/fields.js';
 import { RequestLimits } from '../packages/server/src/rateLimit/requestLimits.js';
 import { createServices, type Services } from '../packages/server/src/services.js';
 import type { AuditRecord } from '../packages/server/src/store/audit.js';
+import { MALFORMED_TOKEN } from './datasets.js';
 
 export interface StageTiming {
   stage: string;
@@ -116,8 +117,7 @@ export async function timeStages(input: StageInput): Promise<StageTiming[]> {
   const timings: StageTiming[] = [];
   const add = (stage: string, what: string, us: number) => timings.push({ stage, what, us });
   try {
-    const malformed = `eds_live_${'0'.repeat(37)}A`;
-    const rawHeaders = ['Host', 'localhost', 'Authorization', `Bearer ${malformed}`];
+    const rawHeaders = ['Host', 'localhost', 'Authorization', `Bearer ${MALFORMED_TOKEN}`];
     const caller = await verifyApiKey(context.verifyDeps, input.token);
 
     add(
@@ -221,7 +221,7 @@ export async function timeStages(input: StageInput): Promise<StageTiming[]> {
     );
 
     const routes: [string, string, string][] = [
-      ['401, malformed key', '/external/v1/encounters?limit=50', malformed],
+      ['401, malformed key', '/external/v1/encounters?limit=50', MALFORMED_TOKEN],
       ['encounter detail', `/external/v1/encounters/${input.encounterId}`, input.token],
       ['list, offset 0', '/external/v1/encounters?limit=50', input.token],
     ];

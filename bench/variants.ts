@@ -21,7 +21,8 @@ import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildDataset, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
+import { buildDataset, type DatasetPlace, datasetEnv, MALFORMED_TOKEN, mintKey } from './datasets.js';
+import { median } from './median.js';
 import { beforeRoot, buildServer, type Child, ROOT, startEdsServer } from './processes.js';
 import { cpuSeconds, createWrk } from './wrk.js';
 
@@ -41,7 +42,6 @@ const SECONDS = Number(values.seconds);
 const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
 const PLACE: DatasetPlace = { store: values.store, encounters: Number(values.encounters), results: RESULTS };
-const MALFORMED = `eds_live_${'0'.repeat(37)}A`;
 const LIST = '/external/v1/encounters?limit=50';
 
 interface Build {
@@ -53,12 +53,6 @@ function parseBuild(text: string): Build {
   const at = text.indexOf('=');
   if (at <= 0) throw new Error(`--build wants NAME=DIR|COMMIT, got "${text}"`);
   return { name: text.slice(0, at), root: beforeRoot(text.slice(at + 1), RESULTS) };
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function main() {
@@ -85,7 +79,7 @@ async function main() {
       items: { encounter_id: string }[];
     };
     const routes: Record<string, [string, string]> = {
-      '401': [LIST, MALFORMED],
+      '401': [LIST, MALFORMED_TOKEN],
       detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
       list: [LIST, token],
     };
