@@ -61,24 +61,34 @@ export function requestCredentials(rawHeaders: readonly string[]): Credentials {
   return bearerToken(header);
 }
 
+/**
+ * The refusals decided from the credentials alone, before any lookup, in the chain's order;
+ * undefined when the token must be looked up.
+ */
+export function offlineRefusal(deps: VerifyDeps, token: Credentials): ApiError | undefined {
+  if (token === AMBIGUOUS_CREDENTIALS)
+    return new ApiError('malformed_token', 'Send exactly one Authorization header.');
+  if (token === undefined)
+    return new ApiError('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.');
+  if (!deps.config.apiKeys.enabled)
+    return new ApiError('api_keys_disabled', 'API keys are disabled on this deployment.');
+  if (tokenEnvironment(token) === 'test' && deps.config.deploymentMode === 'live') {
+    return new ApiError('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.');
+  }
+  if (!isWellFormedToken(token)) return new ApiError('malformed_token', 'The API key is not well-formed.');
+  return undefined;
+}
+
 /** `seen.record` is filled as soon as the key is found, so failures can still be audited. */
 export async function verifyApiKey(
   deps: VerifyDeps,
   token: Credentials,
   seen: { record?: KeyRecord } = {},
 ): Promise<Caller> {
-  if (token === AMBIGUOUS_CREDENTIALS)
-    throw new ApiError('malformed_token', 'Send exactly one Authorization header.');
-  if (token === undefined)
-    throw new ApiError('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.');
-  if (!deps.config.apiKeys.enabled)
-    throw new ApiError('api_keys_disabled', 'API keys are disabled on this deployment.');
-  if (tokenEnvironment(token) === 'test' && deps.config.deploymentMode === 'live') {
-    throw new ApiError('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.');
-  }
-  if (!isWellFormedToken(token)) throw new ApiError('malformed_token', 'The API key is not well-formed.');
-
-  const record = await lookupOrUnavailable(deps, token);
+  const refusal = offlineRefusal(deps, token);
+  if (refusal !== undefined) throw refusal;
+  // Past offlineRefusal the credentials are one well-formed token.
+  const record = await lookupOrUnavailable(deps, token as string);
   if (!record) throw new ApiError('invalid_key', 'The API key is not recognised.');
   seen.record = record;
   const { key, organization } = record;

@@ -40,22 +40,40 @@ export function checkRouteAccess(route: RouteDefinition, record: KeyRecord): voi
   }
 }
 
+/**
+ * A refusal decided at once (credentials refused before any lookup) is returned, for the caller
+ * to answer; anything else is a promise, rejected with the refusal.
+ */
 export function authorizeRoute(route: RouteDefinition, context: ApiContext) {
-  return async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return function authorize(request: FastifyRequest, reply: FastifyReply): ApiError | Promise<void> {
     const token = requestCredentials(request.raw.rawHeaders);
     if (token !== undefined) request.auditSubject = { keyId: null, organizationId: null };
     const seen: { record?: KeyRecord } = {};
-    try {
-      const caller = await verifyWithinLimits(context, request, reply, token, seen);
-      checkRouteAccess(route, caller.record);
-      request.caller = caller;
-      context.lastUsed.record(caller.keyId, context.services.clock());
-    } finally {
-      // Every answer to a rolled key carries its deadline: refusals after identification too.
-      if (seen.record) announceRolledKeyDeadline(reply, seen.record.key);
-      if (seen.record && request.auditSubject) {
-        request.auditSubject = { keyId: seen.record.key.id, organizationId: seen.record.organization.id };
-      }
-    }
+    const verified = verifyWithinLimits(context, request, reply, token, seen);
+    // No key was found: no deadline to announce, no key to audit.
+    if (verified instanceof ApiError) return verified;
+    return admit(route, context, request, reply, verified, seen);
   };
+}
+
+async function admit(
+  route: RouteDefinition,
+  context: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  verified: Promise<Caller>,
+  seen: { record?: KeyRecord },
+): Promise<void> {
+  try {
+    const caller = await verified;
+    checkRouteAccess(route, caller.record);
+    request.caller = caller;
+    context.lastUsed.record(caller.keyId, context.services.clock());
+  } finally {
+    // Every answer to a rolled key carries its deadline: refusals after identification too.
+    if (seen.record) announceRolledKeyDeadline(reply, seen.record.key);
+    if (seen.record && request.auditSubject) {
+      request.auditSubject = { keyId: seen.record.key.id, organizationId: seen.record.organization.id };
+    }
+  }
 }

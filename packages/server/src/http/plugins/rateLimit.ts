@@ -9,7 +9,13 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyRecord } from '../../auth/keyCache.js';
-import { type Caller, type Credentials, isKnownLiveKey, verifyApiKey } from '../../auth/verifyApiKey.js';
+import {
+  type Caller,
+  type Credentials,
+  isKnownLiveKey,
+  offlineRefusal,
+  verifyApiKey,
+} from '../../auth/verifyApiKey.js';
 import type { ReasonCode } from '../../contract/reasons.js';
 import { ApiError } from '../../domain/errors.js';
 import { rateLimitFields } from '../../rateLimit/fields.js';
@@ -24,7 +30,36 @@ const NO_KEY_IDENTIFIED: ReadonlySet<ReasonCode> = new Set([
   'test_prefix_not_allowed',
 ]);
 
-export async function verifyWithinLimits(
+/**
+ * A refusal decided from the credentials alone, with the address allowed at once, is returned
+ * as it is: the common case of a flood of bad keys, where an exception thrown through async
+ * frames would cost more than the rest of the answer. Anything else is the promise of the
+ * caller, rejected with the refusal.
+ */
+export function verifyWithinLimits(
+  context: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: Credentials,
+  seen: { record?: KeyRecord },
+): ApiError | Promise<Caller> {
+  const refusal = offlineRefusal(context.verifyDeps, token);
+  if (refusal === undefined) return verifyKeyWithinLimits(context, request, reply, token, seen);
+  const { limits } = context;
+  const now = context.services.clock();
+  // Such credentials are never a known live key: a blocked address is refused without exemption.
+  const blocked = limits.refuseBlockedAddress(request.ip, now);
+  if (blocked) return blocked;
+  const charged = NO_KEY_IDENTIFIED.has(refusal.reasonCode)
+    ? limits.chargeAddress(request.ip, now)
+    : undefined;
+  if (charged === undefined) return refusal;
+  return charged.then(() => {
+    throw refusal;
+  });
+}
+
+async function verifyKeyWithinLimits(
   context: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,

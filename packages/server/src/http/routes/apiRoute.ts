@@ -17,7 +17,7 @@ import type { ApiContext } from '../apiContext.js';
 import { sendDeprecationHeaders } from '../deprecationHeaders.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
-import { PROBLEM_CONTENT_TYPE } from '../problem.js';
+import { PROBLEM_CONTENT_TYPE, sendProblem } from '../problem.js';
 import {
   API_RESPONSE_HEADERS,
   DEPRECATION_HEADERS,
@@ -163,15 +163,18 @@ function rejectEmptyParams(request: FastifyRequest): void {
 
 /**
  * The route's one onRequest hook: its id for logs, metrics and audit, the empty-parameter check
- * (only on paths that have parameters), then authorization.
+ * (only on paths that have parameters), then authorization. A refusal decided at once is answered
+ * here, and the request goes no further; any other refusal reaches the error handler.
  */
 function routeGate(route: RouteDefinition, context: ApiContext) {
   const authorize = authorizeRoute(route, context);
   const hasParams = route.path.includes(':');
-  return function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return function gate(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     request.routeId = route.id;
     if (hasParams) rejectEmptyParams(request);
-    return authorize(request, reply);
+    const authorized = authorize(request, reply);
+    if (authorized instanceof ApiError) sendProblem(reply, authorized);
+    else authorized.then(() => done(), done);
   };
 }
 
