@@ -120,3 +120,19 @@ export function mintKey(organizationId: string, env: Record<string, string>, roo
     root,
   ).token;
 }
+
+const LIST = '/external/v1/encounters?limit=50';
+
+/**
+ * The request paths and credentials of the routes the comparisons of builds drive: the 401 of a
+ * malformed key, an encounter detail (the first of the list) and the list's first page.
+ */
+export async function comparedRoutes(base: string, token: string): Promise<Record<string, [string, string]>> {
+  const answer = await fetch(`${base}${LIST}`, { headers: { authorization: `Bearer ${token}` } });
+  const page = (await answer.json()) as { items: { encounter_id: string }[] };
+  return {
+    '401': [LIST, MALFORMED_TOKEN],
+    detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
+    list: [LIST, token],
+  };
+}

@@ -130,33 +130,37 @@ function checkImageFlags(): void {
  * `node` and no loader, so that its figures, memory included, are Node's own; `flags` adds Node
  * flags (a profile).
  */
-export function startCeiling(recordedFile: string, flags: string[] = []): Promise<Child & { port: number }> {
-  return startRecordedServer('ceiling.mjs', recordedFile, flags);
+export function startCeiling(
+  recordedFile: string,
+  flags: string[] = [],
+  wrapper: string[] = [],
+): Promise<Child & { port: number }> {
+  return startRecordedServer('ceiling.mjs', recordedFile, flags, wrapper);
 }
 
 /**
  * Starts the framework floor (bench/frameworkFloor.mjs): bare Fastify answering the same recorded
  * bytes, started and measured as the ceiling is.
  */
-export function startFrameworkFloor(recordedFile: string): Promise<Child & { port: number }> {
-  return startRecordedServer('frameworkFloor.mjs', recordedFile, []);
+export function startFrameworkFloor(
+  recordedFile: string,
+  wrapper: string[] = [],
+): Promise<Child & { port: number }> {
+  return startRecordedServer('frameworkFloor.mjs', recordedFile, [], wrapper);
 }
 
 async function startRecordedServer(
   script: string,
   recordedFile: string,
   flags: string[],
+  wrapper: string[],
 ): Promise<Child & { port: number }> {
   let port = 0;
-  const child = await startChild(
-    process.execPath,
-    [...flags, join(ROOT, 'bench', script), recordedFile],
-    {},
-    (line) => {
-      port = JSON.parse(line).port;
-      return true;
-    },
-  );
+  const command = [...wrapper, process.execPath, ...flags, join(ROOT, 'bench', script), recordedFile];
+  const child = await startChild(command[0]!, command.slice(1), {}, (line) => {
+    port = JSON.parse(line).port;
+    return true;
+  });
   return { ...child, port };
 }
 
@@ -168,25 +172,23 @@ const PORT_RACES = 5;
  * and resolves once /healthz answers. A port free a moment ago can be taken before the child
  * listens; a child that exits before it is healthy is started again on fresh ports.
  * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`); `node` runs it on
- * another Node.js binary (`npm run bench:memory`'s variants).
+ * another Node.js binary (`npm run bench:memory`'s variants); `wrapper` runs it under another
+ * program (`npm run bench:instructions`' valgrind).
  */
 export async function startEdsServer(
   env: Record<string, string>,
   extraFlags: string[] = [],
   root = ROOT,
   node = nodeFor(root),
+  wrapper: string[] = [],
 ): Promise<Child & { port: number }> {
   checkImageFlags();
+  const command = [...wrapper, node, ...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'];
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const ports = { EDS_PORT: String(port), EDS_MEDIA_PORT: String(await freePort()) };
-    const child = await startChild(
-      node,
-      [...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'],
-      { ...env, ...ports },
-      () => true,
-    );
-    if (await becameHealthy(child, port)) return { ...child, port };
+    const child = await startChild(command[0]!, command.slice(1), { ...env, ...ports }, () => true);
+    if (await becameHealthy(child, port, wrapper.length > 0 ? 600 : 30)) return { ...child, port };
     await child.stop();
     if (child.process.exitCode === null || attempt === PORT_RACES) {
       throw new Error(`eds serve did not become healthy (exit code ${child.process.exitCode})`);
@@ -194,9 +196,9 @@ export async function startEdsServer(
   }
 }
 
-/** Whether /healthz answers before the child exits (or 30 s pass). */
-async function becameHealthy(child: Child, port: number): Promise<boolean> {
-  for (let i = 0; i < 300 && child.process.exitCode === null; i++) {
+/** Whether /healthz answers before the child exits (or `seconds` pass). */
+async function becameHealthy(child: Child, port: number, seconds: number): Promise<boolean> {
+  for (let i = 0; i < seconds * 10 && child.process.exitCode === null; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return true;
     } catch {
@@ -272,4 +274,17 @@ function commitBuild(ref: string, resultsDir: string): string {
   );
   if (build.status !== 0) throw new Error(`building ${ref} failed`);
   return dir;
+}
+
+/** A build of the service compared with this code: a name and the checkout it runs from. */
+export interface Build {
+  name: string;
+  root: string;
+}
+
+/** `--build NAME=DIR|COMMIT`: the checkout (a commit is built beside the results). */
+export function parseBuild(text: string, resultsDir: string): Build {
+  const at = text.indexOf('=');
+  if (at <= 0) throw new Error(`--build wants NAME=DIR|COMMIT, got "${text}"`);
+  return { name: text.slice(0, at), root: beforeRoot(text.slice(at + 1), resultsDir) };
 }

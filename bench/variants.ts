@@ -21,9 +21,9 @@ import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildDataset, type DatasetPlace, datasetEnv, MALFORMED_TOKEN, mintKey } from './datasets.js';
+import { buildDataset, comparedRoutes, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
 import { median } from './median.js';
-import { beforeRoot, buildServer, type Child, ROOT, startEdsServer } from './processes.js';
+import { type Build, buildServer, type Child, parseBuild, ROOT, startEdsServer } from './processes.js';
 import { cpuSeconds, createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -42,24 +42,15 @@ const SECONDS = Number(values.seconds);
 const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
 const PLACE: DatasetPlace = { store: values.store, encounters: Number(values.encounters), results: RESULTS };
-const LIST = '/external/v1/encounters?limit=50';
-
-interface Build {
-  name: string;
-  root: string;
-}
-
-function parseBuild(text: string): Build {
-  const at = text.indexOf('=');
-  if (at <= 0) throw new Error(`--build wants NAME=DIR|COMMIT, got "${text}"`);
-  return { name: text.slice(0, at), root: beforeRoot(text.slice(at + 1), RESULTS) };
-}
 
 async function main() {
   if (values.pin && cpus().length < 2)
     throw new Error('--pin needs two CPUs: one for the servers, one for wrk');
   buildServer(ROOT);
-  const builds: Build[] = [{ name: 'this code', root: ROOT }, ...values.build.map(parseBuild)];
+  const builds: Build[] = [
+    { name: 'this code', root: ROOT },
+    ...values.build.map((text) => parseBuild(text, RESULTS)),
+  ];
   const env = datasetEnv(PLACE, '');
   const dataset = await buildDataset(PLACE, '', env, ROOT);
   const token = mintKey(dataset.organizationId, env, ROOT);
@@ -73,16 +64,7 @@ async function main() {
     // wrk is started by this process: pinned here, it runs on the CPUs the servers do not.
     if (values.pin) pin(process.pid, `1-${cpus().length - 1}`);
     const base = `http://127.0.0.1:${servers[0]!.port}`;
-    const page = (await (
-      await fetch(`${base}${LIST}`, { headers: { authorization: `Bearer ${token}` } })
-    ).json()) as {
-      items: { encounter_id: string }[];
-    };
-    const routes: Record<string, [string, string]> = {
-      '401': [LIST, MALFORMED_TOKEN],
-      detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
-      list: [LIST, token],
-    };
+    const routes = await comparedRoutes(base, token);
     const wrk = createWrk(RESULTS, 32);
     console.log(
       `${values.store}, ${PLACE.encounters.toLocaleString('en-US')} encounters, ${ROUNDS} rounds of ${SECONDS} s, wrk at 32 connections${values.pin ? ', servers pinned to CPU 0' : ''}`,
