@@ -92,6 +92,11 @@ function callgrind(dumps: string): string[] {
   ];
 }
 
+/** Node's perf map of generated code, and V8's log beside the dumps instead of the working directory. */
+function perfMapFlags(dumps: string): string[] {
+  return ['--perf-basic-prof-only-functions', `--logfile=${join(dumps, 'v8.log')}`, '--no-logfile-per-isolate'];
+}
+
 /** `eds serve` under callgrind. */
 async function startCounted(
   build: Build,
@@ -223,8 +228,8 @@ async function main() {
         await startCounted(
           build,
           env,
-          join(RESULTS, `callgrind-${i}`),
-          i === 0 && FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : [],
+          join(RESULTS, `callgrind-${process.pid}-${i}`),
+          i === 0 && FUNCTIONS > 0 ? perfMapFlags(join(RESULTS, `callgrind-${process.pid}-${i}`)) : [],
         ),
       );
     const base = `http://127.0.0.1:${servers[0]!.server.port}`;
@@ -249,7 +254,7 @@ async function main() {
       ['bare node:http (ceiling)', startCeiling.bind(null, recordedFile, [])],
       ['bare Fastify (floor)', startFrameworkFloor.bind(null, recordedFile)],
     ] as const) {
-      const dumps = join(RESULTS, `callgrind-${servers.length}`);
+      const dumps = join(RESULTS, `callgrind-${process.pid}-${servers.length}`);
       servers.push({ name, server: await start(callgrind(dumps)), dumps, recorded: true });
     }
 
