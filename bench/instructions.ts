@@ -94,7 +94,11 @@ function callgrind(dumps: string): string[] {
 
 /** Node's perf map of generated code, and V8's log beside the dumps instead of the working directory. */
 function perfMapFlags(dumps: string): string[] {
-  return ['--perf-basic-prof-only-functions', `--logfile=${join(dumps, 'v8.log')}`, '--no-logfile-per-isolate'];
+  return [
+    '--perf-basic-prof-only-functions',
+    `--logfile=${join(dumps, 'v8.log')}`,
+    '--no-logfile-per-isolate',
+  ];
 }
 
 /** `eds serve` under callgrind. */
