@@ -62,10 +62,10 @@ export function requestCredentials(rawHeaders: readonly string[]): Credentials {
 }
 
 /**
- * The refusals decided from the credentials alone, before any lookup, in the chain's order;
- * undefined when the token must be looked up.
+ * The checks made on the credentials alone, before any lookup, in the chain's order: the token
+ * when they pass, else the refusal.
  */
-export function offlineRefusal(deps: VerifyDeps, token: Credentials): ApiError | undefined {
+export function offlineCheck(deps: VerifyDeps, token: Credentials): string | ApiError {
   if (token === AMBIGUOUS_CREDENTIALS)
     return new ApiError('malformed_token', 'Send exactly one Authorization header.');
   if (token === undefined)
@@ -76,7 +76,7 @@ export function offlineRefusal(deps: VerifyDeps, token: Credentials): ApiError |
     return new ApiError('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.');
   }
   if (!isWellFormedToken(token)) return new ApiError('malformed_token', 'The API key is not well-formed.');
-  return undefined;
+  return token;
 }
 
 /** `seen.record` is filled as soon as the key is found, so failures can still be audited. */
@@ -85,10 +85,18 @@ export async function verifyApiKey(
   token: Credentials,
   seen: { record?: KeyRecord } = {},
 ): Promise<Caller> {
-  const refusal = offlineRefusal(deps, token);
-  if (refusal !== undefined) throw refusal;
-  // Past offlineRefusal the credentials are one well-formed token.
-  const record = await lookupOrUnavailable(deps, token as string);
+  const checked = offlineCheck(deps, token);
+  if (checked instanceof ApiError) throw checked;
+  return verifyWellFormedKey(deps, checked, seen);
+}
+
+/** The rest of the chain, for a token that passed offlineCheck. */
+export async function verifyWellFormedKey(
+  deps: VerifyDeps,
+  token: string,
+  seen: { record?: KeyRecord } = {},
+): Promise<Caller> {
+  const record = await lookupOrUnavailable(deps, token);
   if (!record) throw new ApiError('invalid_key', 'The API key is not recognised.');
   seen.record = record;
   const { key, organization } = record;

@@ -13,8 +13,8 @@ import {
   type Caller,
   type Credentials,
   isKnownLiveKey,
-  offlineRefusal,
-  verifyApiKey,
+  offlineCheck,
+  verifyWellFormedKey,
 } from '../../auth/verifyApiKey.js';
 import type { ReasonCode } from '../../contract/reasons.js';
 import { ApiError } from '../../domain/errors.js';
@@ -43,8 +43,8 @@ export function verifyWithinLimits(
   token: Credentials,
   seen: { record?: KeyRecord },
 ): ApiError | Promise<Caller> {
-  const refusal = offlineRefusal(context.verifyDeps, token);
-  if (refusal === undefined) return verifyKeyWithinLimits(context, request, reply, token, seen);
+  const refusal = offlineCheck(context.verifyDeps, token);
+  if (!(refusal instanceof ApiError)) return verifyKeyWithinLimits(context, request, reply, refusal, seen);
   const { limits } = context;
   const now = context.services.clock();
   // Such credentials are never a known live key: a blocked address is refused without exemption.
@@ -59,11 +59,12 @@ export function verifyWithinLimits(
   });
 }
 
+/** For a token that passed the offline checks: looked up, within the limits. */
 async function verifyKeyWithinLimits(
   context: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  token: Credentials,
+  token: string,
   seen: { record?: KeyRecord },
 ): Promise<Caller> {
   const { limits, services } = context;
@@ -74,7 +75,7 @@ async function verifyKeyWithinLimits(
   if (blocked) await blocked;
   let caller: Caller;
   try {
-    caller = await verifyApiKey(context.verifyDeps, token, seen);
+    caller = await verifyWellFormedKey(context.verifyDeps, token, seen);
   } catch (error) {
     if (seen.record) await chargeKey(context, reply, seen.record, now);
     else if (error instanceof ApiError && NO_KEY_IDENTIFIED.has(error.reasonCode)) {
