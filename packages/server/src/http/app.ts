@@ -1,8 +1,8 @@
 /**
  * The Fastify instance: request context, the five contract routes, 404/405, OpenAPI, health, and
  * the single error mapping. Validation of requests is the contract's own (http/plugins), so
- * Fastify's schema validator is switched off; its serializer still writes every response from
- * the route's schema.
+ * Fastify's schema validator is switched off; its serializer writes what a route returns from
+ * the route's schema. Problems are written by problem.ts, the same on every path.
  */
 import { METHODS } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';

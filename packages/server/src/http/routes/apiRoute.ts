@@ -70,7 +70,7 @@ const withCommonHeaders = (headers: Record<string, unknown>) => ({
 
 /**
  * For each error status a route can answer with: the named problem schema, narrowed to that
- * route's codes for that status (serialization is the problem schema's own either way).
+ * route's codes for that status (the body is problem.ts's problemBody either way).
  */
 function errorResponses(route: RouteDefinition) {
   const responses: Record<number, unknown> = {};
@@ -174,7 +174,12 @@ function routeGate(route: RouteDefinition, context: ApiContext) {
     if (hasParams) rejectEmptyParams(request);
     const authorized = authorize(request, reply);
     if (authorized instanceof ApiError) sendProblem(reply, authorized);
-    else authorized.then(() => done(), done);
+    // A rejection always carries its refusal; one without any must still stop the request.
+    else
+      authorized.then(
+        () => done(),
+        (error) => done(error ?? new Error('authorization failed without a reason')),
+      );
   };
 }
 
