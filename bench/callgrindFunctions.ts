@@ -12,6 +12,7 @@ interface CodeRange {
   name: string;
 }
 
+/** The map's entries in the order Node wrote them: code written later may reuse an address. */
 function readPerfMap(file: string): CodeRange[] {
   if (!existsSync(file)) return [];
   const ranges: CodeRange[] = [];
@@ -21,17 +22,16 @@ function readPerfMap(file: string): CodeRange[] {
     const start = Number.parseInt(m[1]!, 16);
     ranges.push({ start, end: start + Number.parseInt(m[2]!, 16), name: m[3]! });
   }
-  return ranges.sort((a, b) => a.start - b.start);
+  return ranges;
 }
 
-/** The JavaScript function whose code holds `address`; later code at the same place wins. */
+/** The JavaScript function whose code holds `address`: of several, the one written last. */
 function nameAt(ranges: CodeRange[], address: number): string | undefined {
-  let found: string | undefined;
-  for (const range of ranges) {
-    if (range.start > address) break;
-    if (address < range.end) found = range.name;
+  for (let i = ranges.length - 1; i >= 0; i--) {
+    const range = ranges[i]!;
+    if (range.start <= address && address < range.end) return range.name;
   }
-  return found;
+  return undefined;
 }
 
 /** Self instructions by function name in one dump (one thread's, with --separate-threads). */
@@ -39,6 +39,8 @@ export function selfCostByFunction(dumpFile: string, perfMapFile: string): Map<s
   const ranges = readPerfMap(perfMapFile);
   const names = new Map<string, string>();
   const costs = new Map<string, number>();
+  /** Addresses already looked up in the perf map. */
+  const named = new Map<string, string>();
   let current = '';
   // The line after `calls=` carries the callee's inclusive cost, not the caller's own.
   let skipNext = false;
@@ -50,9 +52,14 @@ export function selfCostByFunction(dumpFile: string, perfMapFile: string): Map<s
   };
   for (const line of readFileSync(dumpFile, 'utf8').split('\n')) {
     if (line.startsWith('fn=')) {
-      let name = resolve(line.slice(3));
+      // Callgrind names a function's recursive levels name'2, name'3: one function all the same.
+      let name = resolve(line.slice(3)).replace(/'\d+$/, '');
       const address = /^0x([0-9a-f]+)$/.exec(name);
-      if (address) name = nameAt(ranges, Number.parseInt(address[1]!, 16)) ?? name;
+      if (address) {
+        const known = named.get(name) ?? nameAt(ranges, Number.parseInt(address[1]!, 16)) ?? name;
+        named.set(name, known);
+        name = known;
+      }
       current = name;
       continue;
     }

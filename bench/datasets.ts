@@ -136,3 +136,28 @@ export async function comparedRoutes(base: string, token: string): Promise<Recor
     list: [LIST, token],
   };
 }
+
+/** A route's answer as the ceiling and the framework floor serve it back. */
+export interface RecordedAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/** Each target's answer from the service at `base`, under the path the recorded servers use. */
+export async function recordAnswers(
+  base: string,
+  targets: Record<string, [string, string]>,
+  recordedPath: (name: string) => string,
+): Promise<Record<string, RecordedAnswer>> {
+  const recorded: Record<string, RecordedAnswer> = {};
+  for (const [name, [path, token]] of Object.entries(targets)) {
+    const answer = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    recorded[recordedPath(name)] = {
+      status: answer.status,
+      contentType: answer.headers.get('content-type') ?? '',
+      body: await answer.text(),
+    };
+  }
+  return recorded;
+}

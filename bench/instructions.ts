@@ -30,7 +30,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { selfCostByFunction } from './callgrindFunctions.js';
-import { buildDataset, comparedRoutes, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
+import {
+  buildDataset,
+  comparedRoutes,
+  type DatasetPlace,
+  datasetEnv,
+  mintKey,
+  recordAnswers,
+} from './datasets.js';
 import { median } from './median.js';
 import {
   type Build,
@@ -77,8 +84,19 @@ interface Count {
   allThreads: number;
 }
 
-/** valgrind's command line for one server: callgrind, instrumentation off, a dump per thread. */
-function callgrind(dumps: string): string[] {
+/**
+ * Where one server's dumps go: kept after the run, beside the results, for callgrind_annotate
+ * (each run's own, so two runs at once do not mix).
+ */
+function dumpsFolder(server: number): string {
+  return join(RESULTS, `callgrind-${process.pid}-${server}`);
+}
+
+/**
+ * valgrind's command line for one server (callgrind, instrumentation off, a dump per thread),
+ * with its dumps folder made empty.
+ */
+function underCallgrind(dumps: string): string[] {
   rmSync(dumps, { recursive: true, force: true });
   mkdirSync(dumps);
   return [
@@ -120,7 +138,7 @@ async function startCounted(
     flags,
     build.root,
     process.execPath,
-    callgrind(dumps),
+    underCallgrind(dumps),
   );
   return { name: build.name, server, dumps, recorded: false };
 }
@@ -168,7 +186,7 @@ function lastDump(dumps: string): Count {
     const total = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, 'utf8'))?.[1];
     if (!total) throw new Error(`no total in ${file}`);
     count.allThreads += Number(total);
-    if (Number(thread) === 1) count.requestThread += Number(total);
+    if (thread === 1) count.requestThread += Number(total);
   }
   return count;
 }
@@ -227,39 +245,32 @@ async function main() {
   const token = mintKey(dataset.organizationId, env, ROOT);
   const servers: CountedServer[] = [];
   try {
-    for (const [i, build] of builds.entries())
+    for (const [i, build] of builds.entries()) {
+      const dumps = dumpsFolder(i);
       servers.push(
-        await startCounted(
-          build,
-          env,
-          join(RESULTS, `callgrind-${process.pid}-${i}`),
-          i === 0 && FUNCTIONS > 0 ? perfMapFlags(join(RESULTS, `callgrind-${process.pid}-${i}`)) : [],
-        ),
+        await startCounted(build, env, dumps, i === 0 && FUNCTIONS > 0 ? perfMapFlags(dumps) : []),
       );
+    }
     const base = `http://127.0.0.1:${servers[0]!.server.port}`;
     const routes = await comparedRoutes(base, token);
     const selected = values.routes.split(',');
-    const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
     for (const route of selected) {
-      const target = routes[route];
-      if (!target) throw new Error(`unknown route "${route}": one of ${Object.keys(routes).join(', ')}`);
-      const answer = await fetch(`${base}${target[0]}`, {
-        headers: { authorization: `Bearer ${target[1]}` },
-      });
-      recorded[`/${route}`] = {
-        status: answer.status,
-        contentType: answer.headers.get('content-type') ?? '',
-        body: await answer.text(),
-      };
+      if (!routes[route])
+        throw new Error(`unknown route "${route}": one of ${Object.keys(routes).join(', ')}`);
     }
+    const recorded = await recordAnswers(
+      base,
+      Object.fromEntries(selected.map((route) => [route, routes[route]!])),
+      (route) => `/${route}`,
+    );
     const recordedFile = join(RESULTS, 'instructions-responses.json');
     writeFileSync(recordedFile, JSON.stringify(recorded));
     for (const [name, start] of [
       ['bare node:http (ceiling)', startCeiling.bind(null, recordedFile, [])],
       ['bare Fastify (floor)', startFrameworkFloor.bind(null, recordedFile)],
     ] as const) {
-      const dumps = join(RESULTS, `callgrind-${process.pid}-${servers.length}`);
-      servers.push({ name, server: await start(callgrind(dumps)), dumps, recorded: true });
+      const dumps = dumpsFolder(servers.length);
+      servers.push({ name, server: await start(underCallgrind(dumps)), dumps, recorded: true });
     }
 
     console.log(
@@ -293,6 +304,8 @@ async function main() {
     }
   } finally {
     for (const { server } of servers) await server.stop();
+    if (FUNCTIONS > 0 && servers[0])
+      rmSync(`/tmp/perf-${servers[0].server.process.pid}.map`, { force: true });
   }
 }
 

@@ -17,7 +17,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildDataset, type DatasetPlace, datasetEnv, MALFORMED_TOKEN, mintKey } from './datasets.js';
+import {
+  buildDataset,
+  comparedRoutes,
+  type DatasetPlace,
+  datasetEnv,
+  mintKey,
+  recordAnswers,
+} from './datasets.js';
 import { buildServer, type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { createWrk } from './wrk.js';
 
@@ -111,25 +118,13 @@ async function main() {
   // The three answers, recorded once from the service for the floor to serve.
   const recorder = await startEdsServer(env);
   const base = `http://127.0.0.1:${recorder.port}`;
-  const page = (await (
-    await fetch(`${base}${LIST}`, { headers: { authorization: `Bearer ${token}` } })
-  ).json()) as {
-    items: { encounter_id: string }[];
-  };
+  const routes = await comparedRoutes(base, token);
   const paths: Record<Exclude<Phase, 'start-up'>, [string, string]> = {
-    'list, offset 0': [LIST, token],
-    'encounter detail': [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
-    'malformed key (401)': [LIST, MALFORMED_TOKEN],
+    'list, offset 0': routes.list!,
+    'encounter detail': routes.detail!,
+    'malformed key (401)': routes['401']!,
   };
-  const recorded: Record<string, { status: number; contentType: string; body: string }> = {};
-  for (const [phase, [path, auth]] of Object.entries(paths)) {
-    const r = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${auth}` } });
-    recorded[`/${encodeURIComponent(phase)}`] = {
-      status: r.status,
-      contentType: r.headers.get('content-type') ?? '',
-      body: await r.text(),
-    };
-  }
+  const recorded = await recordAnswers(base, paths, (phase) => `/${encodeURIComponent(phase)}`);
   await recorder.stop();
   const recordedFile = join(RESULTS, 'memory-responses.json');
   writeFileSync(recordedFile, JSON.stringify(recorded));

@@ -66,6 +66,7 @@ export async function startChild(
   args: string[],
   env: Record<string, string>,
   ready: (line: string) => boolean,
+  timeoutMs = 60_000,
 ): Promise<Child> {
   const child = spawn(command, args, {
     env: { ...process.env, ...env },
@@ -77,7 +78,7 @@ export async function startChild(
   }
   await new Promise<void>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), timeoutMs);
     lines.on('line', (line) => {
       if (ready(line)) {
         clearTimeout(timer);
@@ -157,10 +158,18 @@ async function startRecordedServer(
 ): Promise<Child & { port: number }> {
   let port = 0;
   const command = [...wrapper, process.execPath, ...flags, join(ROOT, 'bench', script), recordedFile];
-  const child = await startChild(command[0]!, command.slice(1), {}, (line) => {
+  const ready = (line: string) => {
     port = JSON.parse(line).port;
     return true;
-  });
+  };
+  // Under a wrapper such as valgrind, start-up takes many times longer.
+  const child = await startChild(
+    command[0]!,
+    command.slice(1),
+    {},
+    ready,
+    wrapper.length > 0 ? 600_000 : 60_000,
+  );
   return { ...child, port };
 }
 
