@@ -32,8 +32,8 @@ export function problemBody(error: ApiError, requestId: string): ProblemBody {
 
 /**
  * The body is written by JSON.stringify, as on every other path here, not by the route's
- * problem schema: problemBody builds exactly the schema's members in its order, and the schema's
- * serializer, looked up per answer, cost a refused key more than the rest of its problem.
+ * problem schema: problemBody builds exactly the schema's members in the schema's order, and the
+ * schema's serializer, looked up per answer and escaping string by string, cost more.
  */
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   reply.request.reasonCode = error.reasonCode;

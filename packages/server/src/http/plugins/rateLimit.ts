@@ -43,8 +43,9 @@ export function verifyWithinLimits(
   token: Credentials,
   seen: { record?: KeyRecord },
 ): ApiError | Promise<Caller> {
-  const refusal = offlineCheck(context.verifyDeps, token);
-  if (!(refusal instanceof ApiError)) return verifyKeyWithinLimits(context, request, reply, refusal, seen);
+  const checked = offlineCheck(context.verifyDeps, token);
+  if (!(checked instanceof ApiError)) return verifyKeyWithinLimits(context, request, reply, checked, seen);
+  const refusal = checked;
   const { limits } = context;
   const now = context.services.clock();
   // Such credentials are never a known live key: a blocked address is refused without exemption.
