@@ -106,8 +106,6 @@ const PHASES = ['start-up', 'list, offset 0', 'encounter detail', 'malformed key
 type Phase = (typeof PHASES)[number];
 type Run = Record<Phase, Sample>;
 
-const LIST = '/external/v1/encounters?limit=50';
-
 async function main() {
   buildServer(ROOT);
   const env = datasetEnv(PLACE, '');
