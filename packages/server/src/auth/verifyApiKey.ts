@@ -62,20 +62,31 @@ export function requestCredentials(rawHeaders: readonly string[]): Credentials {
 }
 
 /**
+ * The offline refusals carry nothing of the request, so each is built once: constructing an
+ * Error per refusal was a measurable share of answering a flood of bad keys. Frozen, so a
+ * shared refusal cannot be changed by one request under another.
+ */
+const OFFLINE_REFUSALS = {
+  ambiguous: new ApiError('malformed_token', 'Send exactly one Authorization header.'),
+  missing: new ApiError('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.'),
+  keysDisabled: new ApiError('api_keys_disabled', 'API keys are disabled on this deployment.'),
+  testKey: new ApiError('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.'),
+  malformed: new ApiError('malformed_token', 'The API key is not well-formed.'),
+};
+for (const refusal of Object.values(OFFLINE_REFUSALS)) Object.freeze(refusal);
+
+/**
  * The checks made on the credentials alone, before any lookup, in the chain's order: the token
  * when they pass, else the refusal.
  */
 export function offlineCheck(deps: VerifyDeps, token: Credentials): string | ApiError {
-  if (token === AMBIGUOUS_CREDENTIALS)
-    return new ApiError('malformed_token', 'Send exactly one Authorization header.');
-  if (token === undefined)
-    return new ApiError('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.');
-  if (!deps.config.apiKeys.enabled)
-    return new ApiError('api_keys_disabled', 'API keys are disabled on this deployment.');
+  if (token === AMBIGUOUS_CREDENTIALS) return OFFLINE_REFUSALS.ambiguous;
+  if (token === undefined) return OFFLINE_REFUSALS.missing;
+  if (!deps.config.apiKeys.enabled) return OFFLINE_REFUSALS.keysDisabled;
   if (tokenEnvironment(token) === 'test' && deps.config.deploymentMode === 'live') {
-    return new ApiError('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.');
+    return OFFLINE_REFUSALS.testKey;
   }
-  if (!isWellFormedToken(token)) return new ApiError('malformed_token', 'The API key is not well-formed.');
+  if (!isWellFormedToken(token)) return OFFLINE_REFUSALS.malformed;
   return token;
 }
 
