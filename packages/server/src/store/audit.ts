@@ -23,8 +23,10 @@ const AUDIT_COLUMNS = [
   'patient_set',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
+/** A record's own fields: what a folded record holds. */
+export type AuditFields = Omit<AuditInsert, 'patient_set'>;
 /** An audit record and the patients whose data its answer carried (none for refusals). */
-export type AuditRecord = Omit<AuditInsert, 'patient_set'> & { patient_ids?: readonly string[] | undefined };
+export type AuditRecord = AuditFields & { patient_ids?: readonly string[] | undefined };
 
 function auditRowsOf(records: readonly AuditRecord[], setIds: readonly (string | null)[]): AuditInsert[] {
   return records.map(({ patient_ids: _, ...row }, i) => ({

@@ -1,7 +1,7 @@
 /** One request's audit record, as observed when its answer is final: IDs only, never PHI. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isFoldedRecord } from '../../audit/auditQueue.js';
-import type { AuditRecord } from '../../store/audit.js';
+import type { AuditFields, AuditRecord } from '../../store/audit.js';
 
 const MAX_ID_LENGTH = 128;
 
@@ -29,9 +29,11 @@ function idParam(request: FastifyRequest, name: string): string | null {
   return value === undefined ? null : value.slice(0, MAX_ID_LENGTH).replaceAll('\0', '\uFFFD');
 }
 
-export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditRecord {
-  const status = reply.statusCode;
-  const durationMs = reply.elapsedTime;
+/**
+ * The record's fields without the patients its answer disclosed: all a folded record holds
+ * (built without them rather than copied without them, once for every refused request).
+ */
+export function auditFieldsOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditFields {
   return {
     at,
     request_id: request.id,
@@ -41,10 +43,15 @@ export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: 
     route: request.routeId ?? request.routeOptions.config?.routeId ?? 'unmatched',
     encounter_id: idParam(request, 'encounter_id'),
     document_id: idParam(request, 'document_id'),
-    status,
+    status: reply.statusCode,
     reason_code: request.reasonCode ?? null,
-    duration_ms: Math.round(durationMs * 100) / 100,
-    // Only an answer that carries data discloses (a 304 confirms what the client holds).
-    patient_ids: status < 400 ? [...new Set(request.disclosedPatientIds ?? [])] : undefined,
+    duration_ms: Math.round(reply.elapsedTime * 100) / 100,
   };
+}
+
+export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditRecord {
+  const record: AuditRecord = auditFieldsOf(request, reply, at);
+  // Only an answer that carries data discloses (a 304 confirms what the client holds).
+  if (record.status < 400) record.patient_ids = [...new Set(request.disclosedPatientIds ?? [])];
+  return record;
 }

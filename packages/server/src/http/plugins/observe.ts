@@ -9,7 +9,7 @@ import { pathOnly } from '../../logger.js';
 import type { ApiContext } from '../apiContext.js';
 import { DOCS_PREFIX } from '../docsPage.js';
 import { OPENAPI_PATH } from '../openapi.js';
-import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
+import { auditedAfterAnswer, auditFieldsOf } from './auditRecord.js';
 
 /** Routes outside the contract's five, by the path they are registered under. */
 const SERVICE_ROUTES: Readonly<Record<string, string>> = {
@@ -62,8 +62,7 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
       );
     }
     if (request.auditSubject && auditedAfterAnswer(request)) {
-      const { patient_ids: _, ...record } = auditRecordOf(request, reply, clock());
-      context.audit.push(record);
+      context.audit.push(auditFieldsOf(request, reply, clock()));
     }
     done();
   });
