@@ -13,10 +13,12 @@ const GAUGES_NAMED_LIKE_COUNTERS = ['handles', 'requests', 'resources'].map(
   (kind) => `eds_nodejs_active_${kind}_total`,
 );
 
-/** Values read from the store when scraped; set by whoever owns the store (services.ts). */
+/** Values read when scraped, each set by whoever owns it (services.ts, apiContext.ts). */
 export interface MetricSources {
   keysOffCurrentDigestSecret?: () => Promise<number>;
   pausedWebhookEndpoints?: () => Promise<number>;
+  /** Records waiting in the API's audit queue. */
+  auditQueueDepth?: () => number;
 }
 
 /** A gauge read from the store when scraped (its source set later by whoever owns the store). */
@@ -95,6 +97,11 @@ export function createMetrics() {
       name: 'eds_audit_queue_depth',
       help: 'Audit records waiting to be written.',
       registers: [registry],
+      // Read when scraped: setting it on every queued record cost more than the queueing.
+      collect() {
+        const depth = sources.auditQueueDepth?.();
+        if (depth !== undefined) this.set(depth);
+      },
     }),
     auditWritten: new Counter({
       name: 'eds_audit_records_written_total',

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { type AdminServer, startAdminServer } from '../src/http/adminServer.js';
 import { connectionLimitFor } from '../src/http/connectionLimit.js';
+import { createMetrics } from '../src/metrics.js';
 import { useServerWithWorld } from './support/serverWithWorld.js';
 import { pathFor } from './support/world.js';
 
@@ -98,4 +99,14 @@ test('happy: health, readiness, docs and the OpenAPI document have route labels 
   assert.equal(count('docs', 404), 0);
   assert.equal(count('getEncounter', 200), 1);
   assert.equal(count('listEncounters', 401), 1);
+});
+
+test('happy: the audit queue depth is read when scraped, not left at its last set value', async () => {
+  const metrics = createMetrics();
+  let waiting = 3;
+  metrics.sources.auditQueueDepth = () => waiting;
+  const depth = async () => (await metrics.auditQueueDepth.get()).values[0]?.value;
+  assert.equal(await depth(), 3);
+  waiting = 0;
+  assert.equal(await depth(), 0);
 });

@@ -42,9 +42,25 @@ export function isFoldedRecord(
   return (record.key_id === null && record.organization_id === null) || record.reason_code === 'rate_limited';
 }
 
+type FoldedRow = AuditInsert & { request_count: number };
+
+/** Whether `record` folds into `row`: the fields the fold's key is made of are the same. */
+function sameFoldedRow(row: FoldedRow, record: AuditInsert): boolean {
+  return (
+    row.reason_code === record.reason_code &&
+    row.status === record.status &&
+    row.route === record.route &&
+    row.method === record.method &&
+    row.key_id === record.key_id &&
+    row.organization_id === record.organization_id
+  );
+}
+
 export class AuditQueue {
   private pending: AuditInsert[] = [];
-  private folded = new Map<string, AuditInsert & { request_count: number }>();
+  private folded = new Map<string, FoldedRow>();
+  /** The row the last folded record went to: a flood repeats one row, found without its key. */
+  private lastFolded: FoldedRow | undefined;
   private flushing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private failures = 0;
@@ -57,11 +73,9 @@ export class AuditQueue {
   push(record: AuditInsert): void {
     if (isFoldedRecord(record)) {
       this.fold(record);
-      this.options.metrics?.auditQueueDepth.set(this.depth);
       return;
     }
     this.pending.push(record);
-    this.options.metrics?.auditQueueDepth.set(this.depth);
     if (this.pending.length >= this.options.batchSize) void this.flush();
     const warnAbove = this.options.warnAbove ?? 100_000;
     if (this.pending.length > warnAbove && this.pending.length % 1000 === 0) {
@@ -75,11 +89,16 @@ export class AuditQueue {
    * for many would otherwise tie them all to one ID.
    */
   private fold(record: AuditInsert): void {
-    const key = `${record.organization_id} ${record.key_id} ${record.method} ${record.route} ${record.status} ${record.reason_code}`;
-    const row = this.folded.get(key);
-    if (row === undefined) {
-      this.folded.set(key, { ...record, request_count: 1 });
-      return;
+    let row = this.lastFolded;
+    if (row === undefined || !sameFoldedRow(row, record)) {
+      const key = `${record.organization_id} ${record.key_id} ${record.method} ${record.route} ${record.status} ${record.reason_code}`;
+      row = this.folded.get(key);
+      if (row === undefined) {
+        this.lastFolded = { ...record, request_count: 1 };
+        this.folded.set(key, this.lastFolded);
+        return;
+      }
+      this.lastFolded = row;
     }
     row.request_count++;
     row.encounter_id = null;
@@ -96,6 +115,7 @@ export class AuditQueue {
     if (this.folded.size > 0) {
       for (const row of this.folded.values()) this.pending.push(row);
       this.folded.clear();
+      this.lastFolded = undefined;
     }
     if (this.flushing) {
       await this.flushing;
@@ -106,7 +126,6 @@ export class AuditQueue {
     this.pending = [];
     this.flushing = this.write(batch).finally(() => {
       this.flushing = undefined;
-      this.options.metrics?.auditQueueDepth.set(this.depth);
     });
     await this.flushing;
   }

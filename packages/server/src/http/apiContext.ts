@@ -54,6 +54,7 @@ export function createApiContext(services: Services): ApiContext {
     logger,
     metrics,
   });
+  metrics.sources.auditQueueDepth = () => audit.depth;
   const lastUsed = new LastUsedTracker(store.db, logger);
   const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
   const buckets = new Buckets(config.rateLimits, logger, metrics);
