@@ -3,6 +3,7 @@
  * service exposes is declared here so their names and labels are seen together.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { ResponseTally } from './responseTally.js';
 
 /**
  * prom-client's default metrics include three gauges named like counters
@@ -48,9 +49,12 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'eds_' });
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const sources: MetricSources = {};
+  const responses = new ResponseTally();
   return {
     registry,
     sources,
+    /** Every HTTP answer is counted here (`eds_http_responses_total`). */
+    responses,
     httpDuration: new Histogram({
       name: 'eds_http_request_duration_seconds',
       help: 'HTTP request latency by route and status.',
@@ -63,6 +67,9 @@ export function createMetrics() {
       help: 'HTTP responses by route, status and reason code.',
       labelNames: ['route', 'status', 'reason_code'] as const,
       registers: [registry],
+      collect() {
+        responses.addTo(this);
+      },
     }),
     openConnections: new Gauge({
       name: 'eds_http_open_connections',

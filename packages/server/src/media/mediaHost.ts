@@ -70,7 +70,7 @@ async function handle(
   let reasonCode: ReasonCode | undefined;
   res.on('close', () => {
     const status = res.statusCode;
-    services.metrics.httpResponses.inc({ route: 'media_host', status, reason_code: reasonCode ?? '' });
+    services.metrics.responses.count('media_host', status, reasonCode ?? '');
     log.info(
       {
         request_id: requestId,

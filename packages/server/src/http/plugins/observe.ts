@@ -42,7 +42,7 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
     const durationMs = reply.elapsedTime;
     const reasonCode = request.reasonCode ?? null;
     metrics.httpDuration.observe({ route: routeId, status }, durationMs / 1000);
-    metrics.httpResponses.inc({ route: routeId, status, reason_code: reasonCode ?? '' });
+    metrics.responses.count(routeId, status, reasonCode ?? '');
     // Written by the service's logger with the request id as its first field: the same line the
     // request's child logger writes, without building a child logger for every request.
     if (logger.isLevelEnabled('info')) {
