@@ -9,7 +9,7 @@
  */
 import type { Config } from '../config.js';
 import type { Store } from '../database/connection.js';
-import { ApiError } from '../domain/errors.js';
+import { ApiError, sharedRefusal } from '../domain/errors.js';
 import type { Metrics } from '../metrics.js';
 import { findKeyByDigest, redigestApiKey, stampDigestSecret } from '../store/apiKeys.js';
 import { type DigestKeyProvider, digestSecretId, digestToken } from './digest.js';
@@ -62,31 +62,42 @@ export function requestCredentials(rawHeaders: readonly string[]): Credentials {
 }
 
 /**
- * The offline refusals carry nothing of the request, so each is built once: constructing an
- * Error per refusal was a measurable share of answering a flood of bad keys. Frozen, so a
- * shared refusal cannot be changed by one request under another.
+ * The chain's refusals carry nothing of the request, so each is built once: constructing an
+ * Error per refusal was a measurable share of answering a flood of bad keys.
  */
-const OFFLINE_REFUSALS = {
-  ambiguous: new ApiError('malformed_token', 'Send exactly one Authorization header.'),
-  missing: new ApiError('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.'),
-  keysDisabled: new ApiError('api_keys_disabled', 'API keys are disabled on this deployment.'),
-  testKey: new ApiError('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.'),
-  malformed: new ApiError('malformed_token', 'The API key is not well-formed.'),
+const REFUSED = {
+  ambiguous: sharedRefusal('malformed_token', 'Send exactly one Authorization header.'),
+  missing: sharedRefusal('missing_bearer', 'Send the API key as `Authorization: Bearer <key>`.'),
+  keysDisabled: sharedRefusal('api_keys_disabled', 'API keys are disabled on this deployment.'),
+  testKey: sharedRefusal('test_prefix_not_allowed', 'Test keys are not accepted by this deployment.'),
+  malformed: sharedRefusal('malformed_token', 'The API key is not well-formed.'),
+  unknown: sharedRefusal('invalid_key', 'The API key is not recognised.'),
+  revoked: sharedRefusal('revoked_key', 'The API key has been revoked.'),
+  disabled: sharedRefusal('disabled_key', 'The API key is disabled.'),
+  expired: sharedRefusal('expired_key', 'The API key has expired.'),
+  organizationKeysDisabled: sharedRefusal(
+    'api_keys_disabled',
+    'API keys are disabled for this organization.',
+  ),
+  notOrganizationKey: sharedRefusal(
+    'org_scope_only_required',
+    'Only organization-scoped API keys are accepted.',
+  ),
+  unverifiable: sharedRefusal('digest_key_unavailable', 'Key verification is temporarily unavailable.'),
 };
-for (const refusal of Object.values(OFFLINE_REFUSALS)) Object.freeze(refusal);
 
 /**
  * The checks made on the credentials alone, before any lookup, in the chain's order: the token
  * when they pass, else the refusal.
  */
 export function offlineCheck(deps: VerifyDeps, token: Credentials): string | ApiError {
-  if (token === AMBIGUOUS_CREDENTIALS) return OFFLINE_REFUSALS.ambiguous;
-  if (token === undefined) return OFFLINE_REFUSALS.missing;
-  if (!deps.config.apiKeys.enabled) return OFFLINE_REFUSALS.keysDisabled;
+  if (token === AMBIGUOUS_CREDENTIALS) return REFUSED.ambiguous;
+  if (token === undefined) return REFUSED.missing;
+  if (!deps.config.apiKeys.enabled) return REFUSED.keysDisabled;
   if (tokenEnvironment(token) === 'test' && deps.config.deploymentMode === 'live') {
-    return OFFLINE_REFUSALS.testKey;
+    return REFUSED.testKey;
   }
-  if (!isWellFormedToken(token)) return OFFLINE_REFUSALS.malformed;
+  if (!isWellFormedToken(token)) return REFUSED.malformed;
   return token;
 }
 
@@ -108,20 +119,14 @@ export async function verifyWellFormedKey(
   seen: { record?: KeyRecord } = {},
 ): Promise<Caller> {
   const record = await lookupOrUnavailable(deps, token);
-  if (!record) throw new ApiError('invalid_key', 'The API key is not recognised.');
+  if (!record) throw REFUSED.unknown;
   seen.record = record;
   const { key, organization } = record;
-  if (key.state === 'revoked') throw new ApiError('revoked_key', 'The API key has been revoked.');
-  if (key.state === 'disabled') throw new ApiError('disabled_key', 'The API key is disabled.');
-  if (key.expiresAt !== null && key.expiresAt <= deps.clock()) {
-    throw new ApiError('expired_key', 'The API key has expired.');
-  }
-  if (!organization.apiKeysEnabled) {
-    throw new ApiError('api_keys_disabled', 'API keys are disabled for this organization.');
-  }
-  if (key.kind !== 'organization') {
-    throw new ApiError('org_scope_only_required', 'Only organization-scoped API keys are accepted.');
-  }
+  if (key.state === 'revoked') throw REFUSED.revoked;
+  if (key.state === 'disabled') throw REFUSED.disabled;
+  if (key.expiresAt !== null && key.expiresAt <= deps.clock()) throw REFUSED.expired;
+  if (!organization.apiKeysEnabled) throw REFUSED.organizationKeysDisabled;
+  if (key.kind !== 'organization') throw REFUSED.notOrganizationKey;
   return { keyId: key.id, organizationId: organization.id, record };
 }
 
@@ -134,7 +139,7 @@ async function lookupOrUnavailable(deps: VerifyDeps, token: string): Promise<Key
   try {
     return await lookup(deps, token);
   } catch {
-    throw new ApiError('digest_key_unavailable', 'Key verification is temporarily unavailable.');
+    throw REFUSED.unverifiable;
   }
 }
 

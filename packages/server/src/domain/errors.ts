@@ -50,6 +50,23 @@ export class ApiError extends Error {
   }
 }
 
+const SHARED_REFUSALS = new WeakSet<ApiError>();
+
+/**
+ * A refusal that carries nothing of the request, built once and answered any number of times:
+ * frozen, so no request can change it under another, and known to the renderer, which writes
+ * its body once.
+ */
+export function sharedRefusal(...args: ConstructorParameters<typeof ApiError>): ApiError {
+  const refusal = Object.freeze(new ApiError(...args));
+  SHARED_REFUSALS.add(refusal);
+  return refusal;
+}
+
+export function isSharedRefusal(error: ApiError): boolean {
+  return SHARED_REFUSALS.has(error);
+}
+
 /** A failure of an operator command (`eds`): printed on stderr, exit code non-zero. */
 export class OperatorError extends Error {
   override name = 'OperatorError';

@@ -8,7 +8,7 @@ import { METHODS } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { ROUTE_LIST } from '../contract/routes.js';
 import { NAMED_SCHEMAS } from '../contract/schemas.js';
-import { ApiError } from '../domain/errors.js';
+import { ApiError, sharedRefusal } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import type { ApiContext } from './apiContext.js';
 import type { ConnectionLimit } from './connectionLimit.js';
@@ -24,6 +24,8 @@ import { clientErrorHandler, frameworkErrorHandler, sendProblem, toApiError } fr
 import { literalizeBadEscapes } from './rewriteUrl.js';
 import { registerApiRoute } from './routes/apiRoute.js';
 import { API_ROUTES } from './routes/index.js';
+
+const NO_ROUTE = sharedRefusal('route_not_found', 'No route matches this path.');
 
 export async function buildApp(context: ApiContext, connections: ConnectionLimit): Promise<FastifyInstance> {
   const { config, logger } = context.services;
@@ -67,7 +69,7 @@ export async function buildApp(context: ApiContext, connections: ConnectionLimit
   registerMethodNotAllowed(app);
 
   app.setNotFoundHandler((request, reply) => {
-    sendProblem(reply, new ApiError('route_not_found', 'No route matches this path.'));
+    sendProblem(reply, NO_ROUTE);
   });
   app.setErrorHandler((error, request, reply) => {
     sendProblem(reply, toApiError(error, request));

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { REASONS, type ReasonCode } from '../contract/reasons.js';
 import type { ProblemBody } from '../contract/schemas.js';
-import { ApiError, RETRY_SHORTLY } from '../domain/errors.js';
+import { ApiError, isSharedRefusal, RETRY_SHORTLY } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { API_HEADERS } from './plugins/requestContext.js';
 
@@ -30,18 +30,33 @@ export function problemBody(error: ApiError, requestId: string): ProblemBody {
   };
 }
 
+/** A shared refusal's body, serialized once, before and after its request id. */
+const SHARED_BODIES = new WeakMap<ApiError, readonly [string, string]>();
+const ID_MARK = '\u0000request_id\u0000';
+const ID_PLACE = JSON.stringify(ID_MARK);
+
 /**
- * The body is written by JSON.stringify, as on every other path here, not by the route's
- * problem schema: problemBody builds exactly the schema's members in the schema's order, and the
- * schema's serializer, looked up per answer and escaping string by string, cost more.
+ * The problem body as JSON. Written by JSON.stringify, not by the route's problem schema:
+ * problemBody builds exactly the schema's members in the schema's order, and the schema's
+ * serializer, looked up per answer and escaping string by string, cost more. A shared refusal's
+ * body differs between answers only in the request id, so the rest is serialized once.
  */
+export function problemJson(error: ApiError, requestId: string): string {
+  if (!isSharedRefusal(error)) return JSON.stringify(problemBody(error, requestId));
+  let around = SHARED_BODIES.get(error);
+  if (around === undefined) {
+    const [before, after] = JSON.stringify(problemBody(error, ID_MARK)).split(ID_PLACE);
+    around = [before!, after!];
+    SHARED_BODIES.set(error, around);
+  }
+  return around[0] + JSON.stringify(requestId) + around[1];
+}
+
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   reply.request.reasonCode = error.reasonCode;
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply
-    .code(error.status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(JSON.stringify(problemBody(error, reply.request.id)));
+  const { headers } = error;
+  for (const name in headers) reply.header(name, headers[name]);
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemJson(error, reply.request.id));
 }
 
 /** The same answer on a plain node:http response (the media host); HEAD gets no body. */
@@ -51,7 +66,7 @@ export function writeProblem(
   requestId: string,
   method: string | undefined,
 ): void {
-  const body = JSON.stringify(problemBody(error, requestId));
+  const body = problemJson(error, requestId);
   res.writeHead(error.status, {
     ...error.headers,
     'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
@@ -72,9 +87,10 @@ export function replaceWithProblem(request: FastifyRequest, reply: FastifyReply,
   request.reasonCode = error.reasonCode;
   request.disclosedPatientIds = undefined;
   for (const name of DATA_HEADERS) reply.removeHeader(name);
-  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  const { headers } = error;
+  for (const name in headers) reply.header(name, headers[name]);
   reply.code(error.status).type(PROBLEM_CONTENT_TYPE);
-  return JSON.stringify(problemBody(error, request.id));
+  return problemJson(error, request.id);
 }
 
 /** Maps anything thrown during a request to an ApiError. */

@@ -8,12 +8,12 @@
  * the payload is replaced by 503 audit_unavailable, so no data leaves unaudited.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, RETRY_SHORTLY } from '../../domain/errors.js';
+import { RETRY_SHORTLY, sharedRefusal } from '../../domain/errors.js';
 import type { ApiContext } from '../apiContext.js';
 import { replaceWithProblem } from '../problem.js';
 import { auditedAfterAnswer, auditRecordOf } from './auditRecord.js';
 
-const AUDIT_UNAVAILABLE = new ApiError(
+const AUDIT_UNAVAILABLE = sharedRefusal(
   'audit_unavailable',
   'The audit log cannot record this request right now, so nothing was sent; retry shortly.',
   RETRY_SHORTLY,
