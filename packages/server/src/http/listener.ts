@@ -33,6 +33,10 @@ const ONLY_GET_AND_HEAD = { Allow: 'GET, HEAD' } as const;
 
 export function createListener(options: ListenerOptions, handler: RequestHandler): Server {
   const { http, connections, port } = options;
+  // One listener for the server's every response, not a closure and a once() wrapper each.
+  function requestEnded(this: ServerResponse): void {
+    connections.requestEnded(this.req.socket);
+  }
   const server = createServer(
     {
       maxHeaderSize: http.maxHeaderBytes,
@@ -48,7 +52,7 @@ export function createListener(options: ListenerOptions, handler: RequestHandler
     (req, res) => {
       const socket = req.socket;
       connections.requestStarted(socket);
-      res.once('close', () => connections.requestEnded(socket));
+      res.on('close', requestEnded);
       if (req.url !== undefined) req.url = originForm(req.url);
       if (lacksRequiredHost(req)) {
         answerWithProblem(
