@@ -46,7 +46,9 @@ export type IdPrefix = 'org' | 'pat' | 'enc' | 'doc' | 'key' | 'evt' | 'dlv' | '
  * time it would be 24 concatenations, which V8 flattens again wherever the ID is written out.
  */
 export function newId(prefix: IdPrefix): string {
-  let filled = idCharacters.write(prefix, 0, 'latin1');
+  // Three characters: copied here rather than by Buffer#write, a call into C++ for each ID.
+  let filled = 0;
+  while (filled < prefix.length) idCharacters[filled] = prefix.charCodeAt(filled++);
   idCharacters[filled++] = UNDERSCORE;
   const end = filled + ID_LENGTH;
   while (filled < end) {
