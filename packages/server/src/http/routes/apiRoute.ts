@@ -234,15 +234,27 @@ export function registerApiRoute<Params>(
     ...(deprecation ? { onSend: sendDeprecationHeaders(deprecation) } : {}),
     onRequest: routeGate(route, context),
     preValidation: validateQuery(route, spec.queryRules as QueryRules<TObject> | undefined),
-    handler: async (request, reply) => {
-      const answer = await spec.handle({
-        context,
-        caller: request.caller as Caller,
-        params: request.params as Params,
-        request,
-        reply,
-      });
-      return answer instanceof StoredAnswer ? sendStoredAnswer(request, reply, answer) : answer;
+    // Not an async handler: the answer is sent when the domain's promise settles. An async handler
+    // that sent the reply would have to return it, and Fastify then waits for the response to end
+    // (Reply#then) with a set of stream listeners per answer, for nothing.
+    handler: (request, reply) => {
+      spec
+        .handle({
+          context,
+          caller: request.caller as Caller,
+          params: request.params as Params,
+          request,
+          reply,
+        })
+        .then(
+          (answer) => {
+            if (answer instanceof StoredAnswer) sendStoredAnswer(request, reply, answer);
+            else reply.send(answer);
+          },
+          (error) =>
+            reply.send(error instanceof Error ? error : new Error('the route failed without a reason')),
+        )
+        .catch((error: unknown) => reply.send(error));
     },
   });
 }
