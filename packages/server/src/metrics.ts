@@ -3,6 +3,7 @@
  * service exposes is declared here so their names and labels are seen together.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { OutcomeTally } from './outcomeTally.js';
 import { ResponseTally } from './responseTally.js';
 
 /**
@@ -50,11 +51,14 @@ export function createMetrics() {
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
   const sources: MetricSources = {};
   const responses = new ResponseTally();
+  const keyCacheLookups = new OutcomeTally<'hit' | 'miss'>();
   return {
     registry,
     sources,
     /** Every HTTP answer is counted here (`eds_http_responses_total`). */
     responses,
+    /** Every key verification's cache outcome is counted here (`eds_key_cache_lookups_total`). */
+    keyCacheLookups,
     httpDuration: new Histogram({
       name: 'eds_http_request_duration_seconds',
       help: 'HTTP request latency by route and status.',
@@ -88,6 +92,9 @@ export function createMetrics() {
       help: 'API key verifications by cache outcome (hit, miss).',
       labelNames: ['outcome'] as const,
       registers: [registry],
+      collect() {
+        keyCacheLookups.addTo(this);
+      },
     }),
     keyRedigests: new Counter({
       name: 'eds_api_key_redigests_total',

@@ -164,11 +164,11 @@ async function lookup(deps: VerifyDeps, token: string): Promise<KeyRecord | null
   const now = deps.clock();
   const cached = deps.cache.get(digest, now);
   if (cached !== undefined) {
-    deps.metrics?.keyCache.inc({ outcome: 'hit' });
+    deps.metrics?.keyCacheLookups.count('hit');
     if (cached !== null) return cached;
     return lookupPrevious(deps, token, { secret, digest }, now);
   }
-  deps.metrics?.keyCache.inc({ outcome: 'miss' });
+  deps.metrics?.keyCacheLookups.count('miss');
   const found = await findKeyByDigest(deps.store.db, digest);
   if (!found) {
     // A concurrent verification may have found the key and moved it to this digest while this
