@@ -53,12 +53,16 @@ export class ApiError extends Error {
 const SHARED_REFUSALS = new WeakSet<ApiError>();
 
 /**
- * A refusal that carries nothing of the request, built once and answered any number of times:
- * frozen, so no request can change it under another, and known to the renderer, which writes
- * its body once.
+ * A refusal that carries nothing of the request, built once and answered any number of times,
+ * and known to the renderer, which writes its body once. Its members are read-only, so no
+ * request can change it under another; it stays extensible, since a logger's error serializer
+ * marks the errors it has seen with a property of its own.
  */
 export function sharedRefusal(...args: ConstructorParameters<typeof ApiError>): ApiError {
-  const refusal = Object.freeze(new ApiError(...args));
+  const refusal = new ApiError(...args);
+  for (const member of [...Object.keys(refusal), 'message']) {
+    Object.defineProperty(refusal, member, { writable: false, configurable: false });
+  }
   SHARED_REFUSALS.add(refusal);
   return refusal;
 }

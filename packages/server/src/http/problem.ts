@@ -45,8 +45,9 @@ export function problemJson(error: ApiError, requestId: string): string {
   if (!isSharedRefusal(error)) return JSON.stringify(problemBody(error, requestId));
   let around = SHARED_BODIES.get(error);
   if (around === undefined) {
-    const [before, after] = JSON.stringify(problemBody(error, ID_MARK)).split(ID_PLACE);
-    around = [before!, after!];
+    const parts = JSON.stringify(problemBody(error, ID_MARK)).split(ID_PLACE);
+    if (parts.length !== 2) throw new Error(`a shared refusal's body must hold its request id once`);
+    around = [parts[0]!, parts[1]!];
     SHARED_BODIES.set(error, around);
   }
   return around[0] + JSON.stringify(requestId) + around[1];
@@ -121,7 +122,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
  * What the log keeps of an unexpected failure: its class, code and first words. Store and
  * driver messages name relations and connections, not request data, and are cut short in case.
  */
-function failureCause(error: unknown): { name?: string; code?: string; message?: string } {
+export function failureCause(error: unknown): { name?: string; code?: string; message?: string } {
   if (!(error instanceof Error)) return { name: typeof error };
   const code = (error as NodeJS.ErrnoException).code;
   return { name: error.name, ...(code ? { code: String(code) } : {}), message: error.message.slice(0, 200) };

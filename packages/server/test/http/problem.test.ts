@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import pino from 'pino';
 import { ApiError, sharedRefusal } from '../../src/domain/errors.js';
 import { problemJson } from '../../src/http/problem.js';
 
@@ -17,10 +18,22 @@ test('happy: a shared refusal renders byte for byte as the same refusal built pe
   }
 });
 
-test('error: a shared refusal cannot be changed by one request under another', () => {
-  const shared = sharedRefusal('missing_bearer');
-  assert.throws(() => {
-    (shared as { detail: string }).detail = 'changed';
-  }, TypeError);
-  assert.equal(JSON.parse(problemJson(shared, 'req_x')).detail, shared.detail);
+test('error: a shared refusal cannot be changed by one request under another, and can still be logged', () => {
+  const shared = sharedRefusal('missing_bearer', 'Send a key.');
+  for (const member of ['detail', 'message', 'status', 'reasonCode', 'headers', 'field']) {
+    assert.throws(
+      () => {
+        (shared as unknown as Record<string, unknown>)[member] = 'changed';
+      },
+      TypeError,
+      member,
+    );
+  }
+  assert.equal(JSON.parse(problemJson(shared, 'req_x')).detail, 'Send a key.');
+  const lines: string[] = [];
+  const logger = pino({}, { write: (line: string) => lines.push(line) });
+  logger.error({ err: shared }, 'refused');
+  logger.error({ err: shared }, 'refused again');
+  assert.equal(lines.length, 2);
+  assert.equal(JSON.parse(lines[1]!).err.message, 'Send a key.');
 });
