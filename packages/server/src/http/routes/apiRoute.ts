@@ -17,7 +17,7 @@ import type { ApiContext } from '../apiContext.js';
 import { sendDeprecationHeaders } from '../deprecationHeaders.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
-import { PROBLEM_CONTENT_TYPE, sendProblem } from '../problem.js';
+import { failureCause, PROBLEM_CONTENT_TYPE, sendProblem } from '../problem.js';
 import {
   API_RESPONSE_HEADERS,
   DEPRECATION_HEADERS,
@@ -183,6 +183,24 @@ function routeGate(route: RouteDefinition, context: ApiContext) {
   };
 }
 
+/**
+ * A route's failure after its gate: to the error handler while nothing is sent; logged (as the
+ * error handler would) when the answer is already on its way; the connection dropped if even the
+ * error cannot be sent, rather than a request left without an answer or a rejection unhandled.
+ */
+function answerFailure(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
+  if (reply.sent) {
+    request.log.error({ err: failureCause(error) }, 'route failed after its answer was sent');
+    return;
+  }
+  try {
+    reply.send(error instanceof Error ? error : new Error('the route failed without a reason'));
+  } catch (sendError) {
+    request.log.error({ err: failureCause(sendError) }, 'route failure could not be answered');
+    reply.raw.destroy();
+  }
+}
+
 export function registerApiRoute<Params>(
   app: FastifyInstance,
   context: ApiContext,
@@ -246,15 +264,11 @@ export function registerApiRoute<Params>(
           request,
           reply,
         })
-        .then(
-          (answer) => {
-            if (answer instanceof StoredAnswer) sendStoredAnswer(request, reply, answer);
-            else reply.send(answer);
-          },
-          (error) =>
-            reply.send(error instanceof Error ? error : new Error('the route failed without a reason')),
-        )
-        .catch((error: unknown) => reply.send(error));
+        .then((answer) => {
+          if (answer instanceof StoredAnswer) sendStoredAnswer(request, reply, answer);
+          else reply.send(answer);
+        })
+        .catch((error: unknown) => answerFailure(request, reply, error));
     },
   });
 }
