@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { type AdminServer, startAdminServer } from '../src/http/adminServer.js';
 import { connectionLimitFor } from '../src/http/connectionLimit.js';
-import { createMetrics } from '../src/metrics.js';
+import { startTestServer } from './support/server.js';
 import { useServerWithWorld } from './support/serverWithWorld.js';
 import { pathFor } from './support/world.js';
 
@@ -101,12 +101,18 @@ test('happy: health, readiness, docs and the OpenAPI document have route labels 
   assert.equal(count('listEncounters', 401), 1);
 });
 
-test('happy: the audit queue depth is read when scraped, not left at its last set value', async () => {
-  const metrics = createMetrics();
-  let waiting = 3;
-  metrics.sources.auditQueueDepth = () => waiting;
-  const depth = async () => (await metrics.auditQueueDepth.get()).values[0]?.value;
-  assert.equal(await depth(), 3);
-  waiting = 0;
-  assert.equal(await depth(), 0);
+test('happy: the audit queue depth is what waits to be written when scraped', async () => {
+  // A flush window longer than the test: the refusals' folded rows wait in the queue.
+  const server = await startTestServer('sqlite', { env: { EDS_AUDIT_FLUSH_MS: '600000' } });
+  try {
+    const depth = async () => (await server.services.metrics.auditQueueDepth.get()).values[0]?.value;
+    assert.equal(await depth(), 0);
+    const junk = { token: 'eds_live_not-a-key' };
+    await server.api.get('/external/v1/encounters', junk);
+    await server.api.get('/external/v1/encounters', junk);
+    await server.api.get('/external/v1/encounters/enc_anything', junk);
+    assert.equal(await depth(), 2, 'one folded row per route, status and reason');
+  } finally {
+    await server.close();
+  }
 });
