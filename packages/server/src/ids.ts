@@ -47,8 +47,8 @@ export type IdPrefix = 'org' | 'pat' | 'enc' | 'doc' | 'key' | 'evt' | 'dlv' | '
  */
 export function newId(prefix: IdPrefix): string {
   // Three characters: copied here rather than by Buffer#write, a call into C++ for each ID.
-  let filled = 0;
-  while (filled < prefix.length) idCharacters[filled] = prefix.charCodeAt(filled++);
+  for (let i = 0; i < prefix.length; i++) idCharacters[i] = prefix.charCodeAt(i);
+  let filled = prefix.length;
   idCharacters[filled++] = UNDERSCORE;
   const end = filled + ID_LENGTH;
   while (filled < end) {

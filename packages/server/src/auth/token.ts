@@ -42,10 +42,11 @@ export function isWellFormedToken(token: string): boolean {
   if (token.length !== TOKEN_LENGTH || !TOKEN_SHAPE.test(token)) return false;
   // Digit by digit against the token's own, least significant first: every request with a key
   // is checked, and building the checksum's text cost more than the CRC.
+  // Six base62 digits hold any CRC-32 (62^6 > 2^32): the leading ones compare against '0'.
   let value = crc32(token.slice(0, -CHECKSUM_LENGTH));
   for (let i = TOKEN_LENGTH - 1; i >= TOKEN_LENGTH - CHECKSUM_LENGTH; i--) {
     if (token.charCodeAt(i) !== BASE62.charCodeAt(value % 62)) return false;
     value = Math.floor(value / 62);
   }
-  return value === 0;
+  return true;
 }

@@ -33,7 +33,9 @@ const ONLY_GET_AND_HEAD = { Allow: 'GET, HEAD' } as const;
 
 export function createListener(options: ListenerOptions, handler: RequestHandler): Server {
   const { http, connections, port } = options;
-  // One listener for the server's every response, not a closure and a once() wrapper each.
+  // One function for every response of the server: a closure and a once() wrapper per response
+  // cost a share of a cheap answer. Read through the request: by 'close' the response has
+  // already let go of its socket, the request never does.
   function requestEnded(this: ServerResponse): void {
     connections.requestEnded(this.req.socket);
   }

@@ -30,8 +30,9 @@ function idParam(request: FastifyRequest, name: string): string | null {
 }
 
 /**
- * The record's fields without the patients its answer disclosed: all a folded record holds
- * (built without them rather than copied without them, once for every refused request).
+ * The record's fields without the patients its answer disclosed: all a folded record holds, and
+ * built once for every refused request, so built without them (a copy leaving them out cost a
+ * share of a flood's cheapest answer).
  */
 export function auditFieldsOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditFields {
   return {
