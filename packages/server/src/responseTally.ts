@@ -19,9 +19,15 @@ export class ResponseTally {
   /** One response; `reasonCode` is '' for an answer without one. */
   count(route: string, status: number, reasonCode: string): void {
     let byStatus = this.byRoute.get(route);
-    if (byStatus === undefined) this.byRoute.set(route, (byStatus = new Map()));
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.byRoute.set(route, byStatus);
+    }
     let byReason = byStatus.get(status);
-    if (byReason === undefined) byStatus.set(status, (byReason = new Map()));
+    if (byReason === undefined) {
+      byReason = new Map();
+      byStatus.set(status, byReason);
+    }
     const cell = byReason.get(reasonCode);
     if (cell === undefined) {
       byReason.set(reasonCode, { labels: { route, status, reason_code: reasonCode }, uncounted: 1 });
