@@ -8,7 +8,7 @@ import { METHODS } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { ROUTE_LIST } from '../contract/routes.js';
 import { NAMED_SCHEMAS } from '../contract/schemas.js';
-import { ApiError, sharedRefusal } from '../domain/errors.js';
+import { ApiError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import type { ApiContext } from './apiContext.js';
 import type { ConnectionLimit } from './connectionLimit.js';
@@ -20,12 +20,10 @@ import { registerOpenApi } from './openapi.js';
 import { registerAuditBeforeAnswer } from './plugins/auditBeforeAnswer.js';
 import { registerObservation } from './plugins/observe.js';
 import { registerRequestContext } from './plugins/requestContext.js';
-import { clientErrorHandler, frameworkErrorHandler, sendProblem, toApiError } from './problem.js';
+import { clientErrorHandler, frameworkErrorHandler, NO_ROUTE, sendProblem, toApiError } from './problem.js';
 import { literalizeBadEscapes } from './rewriteUrl.js';
 import { registerApiRoute } from './routes/apiRoute.js';
 import { API_ROUTES } from './routes/index.js';
-
-const NO_ROUTE = sharedRefusal('route_not_found', 'No route matches this path.');
 
 export async function buildApp(context: ApiContext, connections: ConnectionLimit): Promise<FastifyInstance> {
   const { config, logger } = context.services;

@@ -10,10 +10,10 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { REASON_CODES, REASONS, type ReasonCode } from '../contract/reasons.js';
-import { ApiError } from '../domain/errors.js';
 import { DOCS_ICON_SVG } from './docsIcon.js';
 import { REFERENCE_PATH, REFERENCE_PREFIX, registerGuides } from './guides.js';
 import { OPENAPI_PATH } from './openapi.js';
+import { NO_ROUTE } from './problem.js';
 
 export const DOCS_PREFIX = '/docs';
 export const DOCS_ICON_PATH = `${DOCS_PREFIX}/favicon.svg`;
@@ -127,7 +127,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   // GET only: Fastify answers HEAD from it, with the same headers and length and no body.
   const forward = async (request: FastifyRequest, reply: FastifyReply) => {
     const answer = await ask(request.url.split('?')[0]!);
-    if (answer.status === 404) throw new ApiError('route_not_found', 'No route matches this path.');
+    if (answer.status === 404) throw NO_ROUTE;
     if (answer.status >= 400) throw new Error(`API reference answered ${answer.status}`);
     reply.code(answer.status).headers(answer.headers);
     return answer.payload.length > 0 ? reply.send(answer.payload) : reply.send();

@@ -9,11 +9,14 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { REASONS, type ReasonCode } from '../contract/reasons.js';
 import type { ProblemBody } from '../contract/schemas.js';
-import { ApiError, isSharedRefusal, RETRY_SHORTLY } from '../domain/errors.js';
+import { ApiError, isSharedRefusal, RETRY_SHORTLY, sharedRefusal } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { API_HEADERS } from './plugins/requestContext.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** The answer to a path no route serves, wherever that is found out. */
+export const NO_ROUTE = sharedRefusal('route_not_found', 'No route matches this path.');
 
 /** The body of every problem answer: `message` repeats `detail` for clients of either name. */
 export function problemBody(error: ApiError, requestId: string): ProblemBody {
@@ -99,7 +102,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as Partial<FastifyError>;
   const status = fastifyError.statusCode ?? 500;
-  if (status === 404) return new ApiError('route_not_found', 'No route matches this path.');
+  if (status === 404) return NO_ROUTE;
   if (status === 405)
     return new ApiError('method_not_allowed', 'Only GET and HEAD are supported.', { Allow: 'GET, HEAD' });
   if (status >= 400 && status < 500) {

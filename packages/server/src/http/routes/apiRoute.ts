@@ -17,7 +17,7 @@ import type { ApiContext } from '../apiContext.js';
 import { sendDeprecationHeaders } from '../deprecationHeaders.js';
 import { authorizeRoute } from '../plugins/authorize.js';
 import { validateQuery } from '../plugins/validateQuery.js';
-import { failureCause, PROBLEM_CONTENT_TYPE, sendProblem } from '../problem.js';
+import { failureCause, NO_ROUTE, PROBLEM_CONTENT_TYPE, sendProblem } from '../problem.js';
 import {
   API_RESPONSE_HEADERS,
   DEPRECATION_HEADERS,
@@ -157,7 +157,7 @@ function deprecationNote(deprecation: RouteDeprecation): string {
 function rejectEmptyParams(request: FastifyRequest): void {
   const params = request.params as Record<string, string>;
   for (const name in params) {
-    if (params[name] === '') throw new ApiError('route_not_found', 'No route matches this path.');
+    if (params[name] === '') throw NO_ROUTE;
   }
 }
 
