@@ -11,6 +11,8 @@
  * --variant "NAME|ENV=V ENV=V|--node-flag --node-flag|NODE" (repeatable) measures other settings
  * of the same code (each a server of its own; NODE: another Node.js binary), taking turns with the
  * image's settings round by round; the report gives each one's median over --rounds.
+ * --build NAME=DIR|COMMIT (repeatable) measures another build of the service (a checkout, or a
+ * commit built beside the results) with the image's settings, in the same turns.
  *
  * Options: --store sqlite|postgres --encounters N (100000) --seconds S (5) --rounds N (3)
  */
@@ -25,7 +27,7 @@ import {
   mintKey,
   recordAnswers,
 } from './datasets.js';
-import { buildServer, type Child, ROOT, startCeiling, startEdsServer } from './processes.js';
+import { buildServer, type Child, parseBuild, ROOT, startCeiling, startEdsServer } from './processes.js';
 import { createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     variant: { type: 'string', multiple: true, default: [] },
+    build: { type: 'string', multiple: true, default: [] },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -51,6 +54,8 @@ interface Variant {
   env: Record<string, string>;
   flags: string[];
   node?: string | undefined;
+  /** The checkout it runs (this one unless --build). */
+  root?: string;
 }
 
 function parseVariant(text: string): Variant {
@@ -66,7 +71,14 @@ function parseVariant(text: string): Variant {
 
 const IMAGE: Variant = { name: "the image's settings", env: {}, flags: [] };
 const FLOOR = 'bare node:http';
-const variants = [IMAGE, ...values.variant.map(parseVariant)];
+const variants: Variant[] = [
+  IMAGE,
+  ...values.variant.map(parseVariant),
+  ...values.build.map((text) => {
+    const { name, root } = parseBuild(text, RESULTS);
+    return { name, env: {}, flags: [], root };
+  }),
+];
 
 interface Sample {
   /** VmHWM: the peak so far. */
@@ -134,7 +146,7 @@ async function main() {
       server = await startEdsServer(
         { ...env, ...variant.env, EDS_BENCH_MEMORY_FILE: PROBE_FILE },
         ['--import', PROBE, ...variant.flags],
-        ROOT,
+        variant.root ?? ROOT,
         variant.node,
       );
     } else {

@@ -23,7 +23,7 @@ import { Buckets } from '../packages/server/src/rateLimit/buckets.js';
 import { rateLimitFields } from '../packages/server/src/rateLimit/fields.js';
 import { RequestLimits } from '../packages/server/src/rateLimit/requestLimits.js';
 import { createServices, type Services } from '../packages/server/src/services.js';
-import type { AuditRecord } from '../packages/server/src/store/audit.js';
+import type { AuditRecord } from '../packages/server/src/store/auditRows.js';
 import { MALFORMED_TOKEN } from './datasets.js';
 
 export interface StageTiming {

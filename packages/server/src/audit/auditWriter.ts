@@ -6,7 +6,8 @@
  */
 
 import type { Store } from '../database/connection.js';
-import { type AuditRecord, insertAuditRecords } from '../store/audit.js';
+import { insertAuditRecords } from '../store/audit.js';
+import type { AuditRecord } from '../store/auditRows.js';
 
 export interface AuditWriter {
   /** Commits the records in one transaction; rejects when the store did not take them all. */

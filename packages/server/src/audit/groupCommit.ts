@@ -12,7 +12,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AuditRecord } from '../store/audit.js';
+import type { AuditRecord } from '../store/auditRows.js';
 import type { AuditWriter } from './auditWriter.js';
 
 export class AuditUnavailableError extends Error {}

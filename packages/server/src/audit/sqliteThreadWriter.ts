@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
-import type { AuditRecord } from '../store/audit.js';
+import type { AuditRecord } from '../store/auditRows.js';
 import type { AuditWriter } from './auditWriter.js';
 import type { WriteResult, WriterThreadData } from './sqliteWriterThread.js';
 

@@ -7,7 +7,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { type AuditRecord, sqliteAuditWriter } from '../store/audit.js';
+import type { AuditRecord } from '../store/auditRows.js';
+import { sqliteAuditWriter } from '../store/sqliteAuditWriter.js';
 
 export interface WriterThreadData {
   path: string;

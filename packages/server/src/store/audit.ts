@@ -3,39 +3,11 @@ import { CompiledQuery, type SelectQueryBuilder, sql } from 'kysely';
 import { type Db, pgPoolOf, sqliteHandleOf } from '../database/connection.js';
 import { isSqlite } from '../database/dialect.js';
 import { PriorityQueue } from '../database/priorityQueue.js';
-import type { AuditInsert, Database } from '../database/schema.js';
+import type { Database } from '../database/schema.js';
+import { AUDIT_COLUMNS, type AuditRecord, auditRowsOf } from './auditRows.js';
 import { patientSetsOf, SET_LAST_USED_STEP_MS } from './patientSets.js';
-import { patientTokenQuery, patientTokensOf } from './patientTokens.js';
-
-const AUDIT_COLUMNS = [
-  'at',
-  'request_id',
-  'organization_id',
-  'key_id',
-  'method',
-  'route',
-  'encounter_id',
-  'document_id',
-  'status',
-  'reason_code',
-  'duration_ms',
-  'request_count',
-  'patient_set',
-] as const satisfies readonly (keyof AuditInsert)[];
-
-/** A record's own fields: what a folded record holds. */
-export type AuditFields = Omit<AuditInsert, 'patient_set'>;
-/** An audit record and the patients whose data its answer carried (none for refusals). */
-export type AuditRecord = AuditFields & { patient_ids?: readonly string[] | undefined };
-
-function auditRowsOf(records: readonly AuditRecord[], setIds: readonly (string | null)[]): AuditInsert[] {
-  return records.map(({ patient_ids: _, ...row }, i) => ({
-    ...row,
-    // An explicit NULL would override the column default: a row stands for one request unless told.
-    request_count: row.request_count ?? 1,
-    patient_set: setIds[i] ?? null,
-  }));
-}
+import { patientTokenQuery } from './patientTokens.js';
+import { sqliteAuditWriter } from './sqliteAuditWriter.js';
 
 /** Each column's PostgreSQL type, for the arrays `unnest` turns back into rows. */
 const AUDIT_PG_TYPES: Record<(typeof AUDIT_COLUMNS)[number], string> = {
@@ -125,68 +97,6 @@ export async function insertAuditRecords(db: Db, records: readonly AuditRecord[]
   const writeGroup = write;
   // Holding Kysely's connection keeps this transaction from interleaving with one of its own.
   await db.connection().execute(async () => writeGroup(records));
-}
-
-/** Rows per multi-row insert: one statement step per group instead of per row. */
-const GROUP = 32;
-
-/**
- * A writer of audit groups on a better-sqlite3 connection of its own (the audit writer thread's).
- * Two insert shapes per table are prepared once, a group of rows and a single row: SQL text that
- * changed with every group size would be prepared afresh each time, which cost more than the
- * inserts themselves under load, and a row at a time paid a statement step per request.
- *
- * The transaction is IMMEDIATE: it reads whether each set is stored before writing, and another
- * process's prune must not delete a set between that read and this group's records naming it.
- */
-export function sqliteAuditWriter(sqlite: SQLite.Database): (rows: readonly AuditRecord[]) => void {
-  const audit = groupedInsert<AuditInsert>(sqlite, 'audit_log', AUDIT_COLUMNS);
-  const lastUsed = sqlite.prepare('SELECT last_used_at FROM audit_patient_sets WHERE set_id = ?').pluck();
-  const insertSet = sqlite.prepare(
-    'INSERT INTO audit_patient_sets (set_id, members, last_used_at) VALUES (?, ?, ?)',
-  );
-  const insertTokens = sqlite.prepare('INSERT INTO audit_set_tokens (rowid, tokens) VALUES (?, ?)');
-  const touchSet = sqlite.prepare('UPDATE audit_patient_sets SET last_used_at = ? WHERE set_id = ?');
-  const write = sqlite.transaction((records: readonly AuditRecord[]) => {
-    const { setIds, sets } = patientSetsOf(records);
-    for (const [id, set] of sets) {
-      const stored = lastUsed.get(id) as number | undefined;
-      if (stored === undefined) {
-        // Its members go to the per-patient index as one appended row, not a row per patient.
-        const { lastInsertRowid } = insertSet.run(id, set.membersJson, set.lastUsedAt);
-        insertTokens.run(lastInsertRowid, patientTokensOf(set.members));
-      } else if (stored < set.lastUsedAt - SET_LAST_USED_STEP_MS) touchSet.run(set.lastUsedAt, id);
-    }
-    audit(auditRowsOf(records, setIds));
-  });
-  return (records) => write.immediate(records);
-}
-
-function groupedInsert<Row extends object>(
-  sqlite: SQLite.Database,
-  table: string,
-  columns: readonly string[],
-): (rows: readonly Row[]) => void {
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
-  const insert = (count: number) =>
-    sqlite.prepare(
-      `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array(count).fill(tuple).join(', ')}`,
-    );
-  const one = insert(1);
-  const group = insert(GROUP);
-  const valuesOf = (rows: readonly Row[], from: number, to: number) => {
-    const values: unknown[] = [];
-    for (let j = from; j < to; j++) {
-      const row = rows[j] as Record<string, unknown>;
-      for (const column of columns) values.push(row[column] ?? null);
-    }
-    return values;
-  };
-  return (rows) => {
-    let i = 0;
-    for (; i + GROUP <= rows.length; i += GROUP) group.run(valuesOf(rows, i, i + GROUP));
-    for (; i < rows.length; i++) one.run(valuesOf(rows, i, i + 1));
-  };
 }
 
 export interface AuditQuery {

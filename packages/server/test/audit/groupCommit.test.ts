@@ -13,7 +13,7 @@ import { type AuditWriter, KyselyAuditWriter } from '../../src/audit/auditWriter
 import { AuditUnavailableError, GroupCommit } from '../../src/audit/groupCommit.js';
 import type { Store } from '../../src/database/connection.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import type { AuditRecord } from '../../src/store/audit.js';
+import type { AuditRecord } from '../../src/store/auditRows.js';
 import { allowAll, record, refuseRequestId } from '../support/auditRecords.js';
 import { histogramCountAndSum } from '../support/metrics.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';

@@ -12,12 +12,12 @@ import pg from 'pg';
 import { openStore, type Store } from '../../src/database/connection.js';
 import { migrationProvider } from '../../src/database/migrations/index.js';
 import {
-  type AuditRecord,
   insertAuditRecords,
   pruneAudit,
   readDisclosures,
   setsOfPatientQuery,
 } from '../../src/store/audit.js';
+import type { AuditRecord } from '../../src/store/auditRows.js';
 import { patientSetId, SET_LAST_USED_STEP_MS } from '../../src/store/patientSets.js';
 import {
   createTestStore,

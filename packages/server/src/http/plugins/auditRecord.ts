@@ -1,7 +1,7 @@
 /** One request's audit record, as observed when its answer is final: IDs only, never PHI. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isFoldedRecord } from '../../audit/auditQueue.js';
-import type { AuditFields, AuditRecord } from '../../store/audit.js';
+import type { AuditFields, AuditRecord } from '../../store/auditRows.js';
 
 const MAX_ID_LENGTH = 128;
 
