@@ -114,6 +114,9 @@ function childHandle(child: ChildProcess): Child {
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8'];
 
+/** The environment the image sets for the process's own runtime (the Dockerfile's ENV). */
+export const SERVICE_RUNTIME_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
+
 function checkImageFlags(): void {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const entrypoint = /^ENTRYPOINT (.*)$/m.exec(dockerfile)?.[1] ?? '';
@@ -122,6 +125,11 @@ function checkImageFlags(): void {
       throw new Error(
         `the Dockerfile's ENTRYPOINT no longer runs node with ${flag}: measure what production runs`,
       );
+    }
+  }
+  for (const [name, value] of Object.entries(SERVICE_RUNTIME_ENV)) {
+    if (!new RegExp(`^\\s*(ENV\\s+)?${name}=${value}\\b`, 'm').test(dockerfile)) {
+      throw new Error(`the Dockerfile no longer sets ${name}=${value}: measure what production runs`);
     }
   }
 }
@@ -196,7 +204,12 @@ export async function startEdsServer(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const ports = { EDS_PORT: String(port), EDS_MEDIA_PORT: String(await freePort()) };
-    const child = await startChild(command[0]!, command.slice(1), { ...env, ...ports }, () => true);
+    const child = await startChild(
+      command[0]!,
+      command.slice(1),
+      { ...SERVICE_RUNTIME_ENV, ...env, ...ports },
+      () => true,
+    );
     if (await becameHealthy(child, port, wrapper.length > 0 ? 600 : 30)) return { ...child, port };
     await child.stop();
     if (child.process.exitCode === null || attempt === PORT_RACES) {
