@@ -1,5 +1,6 @@
 /**
- * The `eds` command line: wires each command group onto one Commander program.
+ * The `eds` command line: wires the command groups a run needs (./commandGroups.ts) onto one
+ * Commander program.
  *
  * Interface for command groups (e.g. `registerWebhookCommands` in ./webhookCommands.ts):
  *
@@ -20,28 +21,14 @@
  * before anything is opened.
  */
 import { Command } from 'commander';
-import { registerAuditCommand } from './auditCommand.js';
-import { registerDemoCommand } from './demoCommand.js';
-import { registerImportCommand } from './importCommand.js';
-import { registerKeyCommands } from './keyCommands.js';
-import { registerMigrateCommand } from './migrateCommand.js';
-import { registerOrgCommands } from './orgCommands.js';
+import { groupsFor } from './commandGroups.js';
 import { runCommand } from './runCommand.js';
-import { registerServeCommands } from './serveCommands.js';
-import { registerWebhookCommands } from './webhookCommands.js';
 
 const program = new Command('eds')
   .description('Encounter Data Service: operator commands')
   .showHelpAfterError('(run eds --help for usage)')
   .configureHelp({ sortSubcommands: false });
 
-registerMigrateCommand(program, runCommand);
-registerServeCommands(program, runCommand);
-registerDemoCommand(program, runCommand);
-registerImportCommand(program, runCommand);
-registerOrgCommands(program, runCommand);
-registerKeyCommands(program, runCommand);
-registerWebhookCommands(program, runCommand);
-registerAuditCommand(program, runCommand);
+for (const group of groupsFor(process.argv.slice(2))) (await group.load())(program, runCommand);
 
 await program.parseAsync(process.argv);
