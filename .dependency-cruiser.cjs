@@ -61,12 +61,12 @@ module.exports = {
       comment:
         'The SQLite audit writer thread keeps every module it loads in a heap of its own for the life of the process: it loads better-sqlite3 and the audit rows, not the query builder or the connection layer.',
       from: {
-        path: '^packages/server/src/(audit/sqliteWriterThread|store/(auditRows|sqliteAuditWriter|patientSets|patientTokens))[.]ts$',
+        path: '^packages/server/src/(audit/(sqliteWriterThread|writerThreadProtocol)|store/(auditRows|sqliteAuditWriter|patientSets|patientTokens))[.]ts$',
       },
       to: {
         dependencyTypesNot: ['type-only', 'core'],
         pathNot: [
-          '^packages/server/src/store/(auditRows|sqliteAuditWriter|patientSets|patientTokens)[.]ts$',
+          '^packages/server/src/(audit/writerThreadProtocol|store/(auditRows|sqliteAuditWriter|patientSets|patientTokens))[.]ts$',
           '^node_modules/better-sqlite3/',
         ],
       },
@@ -81,7 +81,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['^packages/[^/]+/dist/', '/node_modules/'] },
+    exclude: { path: ['^packages/[^/]+/dist/', '^bench/results/', '/node_modules/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.base.json' },
     enhancedResolveOptions: {

@@ -10,7 +10,7 @@
  * switched on for --requests answers sent over 32 keep-alive connections, and the counts are read
  * from callgrind's dump, thread by thread:
  * - the request thread (the main thread: HTTP, routing, hooks, reads, serialization);
- * - all threads (adds the audit writer, the WAL checkpointer, V8's compiler and collector
+ * - all threads (adds the audit writer and its WAL checkpoints, V8's compiler and collector
  *   threads). Work that runs on a timer (checkpoints, flushes) is charged to however many
  *   answers the slowed-down server gave meanwhile, so this column moves more than the first.
  * The kernel's work (socket reads and writes, fsync) is not counted: the figure is the process's

@@ -45,7 +45,7 @@ interface RouteCost {
   route: string;
   rps: number;
   cost: StageCost;
-  /** µs per request of the service's other threads (the SQLite audit writer, the checkpointer). */
+  /** µs per request of the service's other threads (the SQLite audit writer, V8's). */
   otherThreads: number;
 }
 
@@ -173,7 +173,7 @@ function stageTable(store: string, costs: RouteCost[]): string {
   );
   const total = `| **busy µs per request** | ${costs.map((c) => `**${c.cost.total.toFixed(1)}**`).join(' | ')} |`;
   const idle = `| event loop idle: answers waiting (audit commit, store) | ${costs.map((c) => c.cost.idle.toFixed(1)).join(' | ')} |`;
-  const threads = `| other threads (audit writer, checkpointer) | ${costs.map((c) => c.otherThreads.toFixed(1)).join(' | ')} |`;
+  const threads = `| other threads (audit writer, V8) | ${costs.map((c) => c.otherThreads.toFixed(1)).join(' | ')} |`;
   const rate = `| req/s while profiled | ${costs.map((c) => c.rps.toFixed(0)).join(' | ')} |`;
   return [head, rule, ...rows, total, idle, threads, rate].join('\n');
 }

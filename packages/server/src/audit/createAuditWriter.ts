@@ -6,6 +6,9 @@ import type { Logger } from '../logger.js';
 import { type AuditWriter, KyselyAuditWriter } from './auditWriter.js';
 import { SqliteThreadWriter } from './sqliteThreadWriter.js';
 
+/** How often the serving process checkpoints SQLite's WAL, off the event loop. */
+const WAL_CHECKPOINT_INTERVAL_MS = 1000;
+
 export function createAuditWriter(config: Config, store: Store, logger: Logger): AuditWriter {
   const database = config.database;
   if (database.dialect === 'sqlite') {
@@ -15,6 +18,7 @@ export function createAuditWriter(config: Config, store: Store, logger: Logger):
       config.audit.commitTimeoutMs,
       logger,
       config.audit.sqliteSynchronous,
+      store.sqlite && { connection: store.sqlite, intervalMs: WAL_CHECKPOINT_INTERVAL_MS },
     );
   }
   // One connection of its own: audit commits never queue behind reads for a pool connection,

@@ -1,13 +1,29 @@
 /**
  * The request thread's side of the SQLite audit writer thread: hands groups over, resolves each
  * when the thread has committed it. A thread that dies fails what it held and is started again
- * for the next group.
+ * for the next group. Given the request thread's connection, the thread also takes over its WAL
+ * checkpoints (see sqliteWriterThread.ts) until closed.
  */
 import { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
 import type { Logger } from '../logger.js';
 import type { AuditRecord } from '../store/auditRows.js';
 import type { AuditWriter } from './auditWriter.js';
-import type { WriteResult, WriterThreadData } from './sqliteWriterThread.js';
+import {
+  CHECKPOINT_FAILED,
+  type CloseRequest,
+  THREAD_CLOSED,
+  THREAD_OPENED,
+  type WriteRequest,
+  type WriteResult,
+  type WriterThreadData,
+} from './writerThreadProtocol.js';
+
+/** The connection whose automatic WAL checkpoints the thread takes over, and how often it runs one. */
+export interface CheckpointTakeover {
+  connection: SQLite.Database;
+  intervalMs: number;
+}
 
 interface Waiting {
   resolve(): void;
@@ -19,13 +35,17 @@ export class SqliteThreadWriter implements AuditWriter {
   private started: Promise<void> | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
+  private closed: (() => void) | undefined;
 
   constructor(
     private readonly path: string,
     private readonly busyTimeoutMs: number,
     private readonly logger: Logger,
     private readonly synchronous: 'full' | 'normal' = 'full',
-  ) {}
+    private readonly checkpoints?: CheckpointTakeover,
+  ) {
+    checkpoints?.connection.pragma('wal_autocheckpoint = 0');
+  }
 
   /**
    * Starts the thread and resolves once its connection is open: loading it can take seconds on
@@ -42,7 +62,7 @@ export class SqliteThreadWriter implements AuditWriter {
     return new Promise<void>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, records });
+      worker.postMessage({ id, records } satisfies WriteRequest);
     });
   }
 
@@ -52,6 +72,7 @@ export class SqliteThreadWriter implements AuditWriter {
       path: this.path,
       busyTimeoutMs: this.busyTimeoutMs,
       synchronous: this.synchronous,
+      checkpointIntervalMs: this.checkpoints?.intervalMs ?? 0,
     });
     let opened: (error?: string) => void = () => {};
     this.started = new Promise<void>((resolve, reject) => {
@@ -59,10 +80,12 @@ export class SqliteThreadWriter implements AuditWriter {
     });
     this.started.catch(() => {});
     worker.on('message', ({ id, error }: WriteResult) => {
-      if (id === 0) {
+      if (id === THREAD_OPENED) {
         if (this.waiting.size === 0) worker.unref();
         return opened(error);
       }
+      if (id === CHECKPOINT_FAILED) return this.logger.warn({ error }, 'WAL checkpoint failed');
+      if (id === THREAD_CLOSED) return this.closed?.();
       const waiting = this.waiting.get(id);
       this.waiting.delete(id);
       if (this.waiting.size === 0) worker.unref();
@@ -79,7 +102,10 @@ export class SqliteThreadWriter implements AuditWriter {
       this.logger.error({ err: { message: error.message } }, 'audit writer thread failed');
       fail(error);
     });
-    worker.on('exit', (code) => fail(new Error(`audit writer thread exited (${code})`)));
+    worker.on('exit', (code) => {
+      fail(new Error(`audit writer thread exited (${code})`));
+      this.closed?.();
+    });
     // Held by the event loop while it opens and while groups are in it, not while idle.
     this.worker = worker;
     return worker;
@@ -88,7 +114,20 @@ export class SqliteThreadWriter implements AuditWriter {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    if (worker !== undefined && this.checkpoints !== undefined) {
+      // The last checkpoint, then the thread's connection closed, before the thread goes.
+      const closed = new Promise<void>((resolve) => {
+        this.closed = resolve;
+      });
+      // An idle thread is unreferenced: without this, a process with nothing else left to do
+      // would end before the thread answers.
+      worker.ref();
+      worker.postMessage({ close: true } satisfies CloseRequest);
+      await closed;
+    }
     await worker?.terminate();
+    // Whatever the connection writes from now on is checkpointed the ordinary way.
+    if (this.checkpoints?.connection.open) this.checkpoints.connection.pragma('wal_autocheckpoint = 1000');
   }
 }
 

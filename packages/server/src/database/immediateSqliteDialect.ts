@@ -3,7 +3,7 @@
  *
  * Kysely begins SQLite transactions DEFERRED: the transaction reads from a snapshot and only asks
  * for the write lock at its first write. In WAL mode, if another connection committed in between
- * (the audit writer thread, the WAL checkpointer, an `eds import` in another process), that
+ * (the audit writer thread, an `eds import` in another process), that
  * upgrade fails at once with SQLITE_BUSY_SNAPSHOT, which busy_timeout does not retry. Taking the
  * write lock at BEGIN makes a second writer wait its turn under busy_timeout instead.
  */

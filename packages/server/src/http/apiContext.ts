@@ -1,8 +1,8 @@
 /**
  * What the API keeps for the life of a process beyond the shared services: the key cache and
  * its cross-process invalidation, the audit writer with its group commit and the queue of folded
- * refusals, the last-used tracker, the rate limits, and (SQLite) the WAL checkpointer that keeps
- * checkpoints off the event loop.
+ * refusals (on SQLite its thread also keeps WAL checkpoints off the event loop), the last-used
+ * tracker and the rate limits.
  */
 import { AuditQueue } from '../audit/auditQueue.js';
 import { createAuditWriter } from '../audit/createAuditWriter.js';
@@ -11,7 +11,6 @@ import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';
 import type { VerifyDeps } from '../auth/verifyApiKey.js';
 import type { CommitWatch } from '../database/commitWatch.js';
-import { startWalCheckpointer } from '../database/walCheckpointer.js';
 import { Buckets } from '../rateLimit/buckets.js';
 import { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Services } from '../services.js';
@@ -31,9 +30,6 @@ export interface ApiContext {
   ready(): Promise<void>;
   close(): Promise<void>;
 }
-
-/** How often the serving process checkpoints SQLite's WAL, off the event loop. */
-const WAL_CHECKPOINT_INTERVAL_MS = 1000;
 
 export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
@@ -59,11 +55,6 @@ export function createApiContext(services: Services): ApiContext {
   const pgUrl = config.database.dialect === 'postgres' ? config.database.url : undefined;
   const buckets = new Buckets(config.rateLimits, logger, metrics);
   const watch: CommitWatch = watchAuthChanges(store, pgUrl, () => keyCache.clear());
-  const checkpointer =
-    store.sqlite &&
-    startWalCheckpointer(store.sqlite, WAL_CHECKPOINT_INTERVAL_MS, (message) =>
-      logger.warn({ error: message }, 'WAL checkpoint failed'),
-    );
   return {
     services,
     keyCache,
@@ -89,7 +80,6 @@ export function createApiContext(services: Services): ApiContext {
       await buckets.close();
       await durableAudit.close();
       await writer.close();
-      await checkpointer?.stop();
     },
   };
 }

@@ -35,7 +35,7 @@ export async function startServer(services: Services): Promise<RunningServer> {
     if (config.adminPort !== undefined) admin = await startAdminServer(services, connections);
   } catch (error) {
     // A port already taken must end `eds serve` with its message, not leave the process held
-    // open by what was started before it (the audit writer thread, the checkpointer, a listener).
+    // open by what was started before it (the audit writer thread, a listener).
     await Promise.allSettled([app?.close(), media?.close(), admin?.close()]);
     await context.close();
     throw error;

@@ -150,7 +150,7 @@ test('error: a port already taken ends `eds serve` with a non-zero exit naming t
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
   const { port } = taken.address() as { port: number };
   try {
-    // Before the fix the audit writer thread and the checkpointer held the process open: this
+    // The audit writer thread once held the process open here: this
     // waited for the test's timeout instead of an exit.
     const result = await runEds(['serve'], { ...env, EDS_PORT: String(port) });
     assert.notEqual(result.code, 0);

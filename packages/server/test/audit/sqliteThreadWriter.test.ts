@@ -1,0 +1,71 @@
+/**
+ * SQLite only (PostgreSQL has no WAL checkpoints in the serving process): the request thread's
+ * connection never checkpoints inside a COMMIT; the audit writer thread copies the WAL into the
+ * database file instead, and once more when it closes.
+ */
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { afterEach, beforeEach, test } from 'node:test';
+import { SqliteThreadWriter } from '../../src/audit/sqliteThreadWriter.js';
+import type { Store } from '../../src/database/connection.js';
+import { createLogger } from '../../src/logger.js';
+import { createTestStore, type TestDatabase } from '../support/stores.js';
+
+let store: Store & { database: TestDatabase };
+let logs: { msg: string; error?: string }[];
+beforeEach(async () => {
+  store = await createTestStore('sqlite');
+  logs = [];
+});
+afterEach(() => store.close());
+
+const logger = () => createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
+const pathOf = (s: typeof store) => (s.database.config.dialect === 'sqlite' ? s.database.config.path : '');
+
+/** Rows written on the request thread's connection: about 1.2 MB of log for 5,000. */
+function writeRows(count: number): void {
+  const insert = store.sqlite!.prepare(
+    'INSERT INTO audit_log (at, request_id, method, route, status, duration_ms) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  for (let i = 0; i < count; i++)
+    insert.run(i, `req_${i}_${'x'.repeat(200)}`, 'GET', 'listEncounters', 200, 1);
+}
+
+test('happy: writes reach the database file through the writer thread, not through COMMIT', async () => {
+  const sqlite = store.sqlite!;
+  const path = pathOf(store);
+  const writer = new SqliteThreadWriter(path, 5000, logger(), 'full', { connection: sqlite, intervalMs: 10 });
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 0);
+  await writer.start();
+  const sizeBefore = statSync(path).size;
+  writeRows(5000);
+  while (statSync(path).size <= sizeBefore + 500_000) await new Promise((r) => setTimeout(r, 20));
+  await writer.close();
+  assert.deepEqual(logs, []);
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000, 'ordinary checkpoints again');
+});
+
+test('happy: closing the writer checkpoints what the log still holds', async () => {
+  const sqlite = store.sqlite!;
+  const path = pathOf(store);
+  // An interval no run of this test reaches: only the last checkpoint can copy the log.
+  const writer = new SqliteThreadWriter(path, 5000, logger(), 'full', {
+    connection: sqlite,
+    intervalMs: 3_600_000,
+  });
+  await writer.start();
+  const sizeBefore = statSync(path).size;
+  writeRows(5000);
+  assert.equal(statSync(path).size, sizeBefore, 'nothing copied while the writer runs');
+  await writer.close();
+  assert.ok(statSync(path).size > sizeBefore + 500_000, 'the log was copied into the file on close');
+  assert.deepEqual(logs, []);
+});
+
+test('happy: without a connection to take over, the writer leaves its checkpoints alone', async () => {
+  const sqlite = store.sqlite!;
+  const writer = new SqliteThreadWriter(pathOf(store), 5000, logger());
+  await writer.start();
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000);
+  await writer.close();
+});
