@@ -1,8 +1,9 @@
 /**
  * The request thread's side of the SQLite audit writer thread: hands groups over, resolves each
  * when the thread has committed it. A thread that dies fails what it held and is started again
- * for the next group. Given the request thread's connection, the thread also takes over its WAL
- * checkpoints (see sqliteWriterThread.ts) until closed.
+ * for the next group. Given the request thread's connection, a running thread also takes over
+ * its WAL checkpoints (see sqliteWriterThread.ts); while no thread runs, and once closed, the
+ * connection checkpoints the ordinary way again.
  */
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
@@ -35,7 +36,7 @@ export class SqliteThreadWriter implements AuditWriter {
   private started: Promise<void> | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
-  private closed: (() => void) | undefined;
+  private closing = false;
 
   constructor(
     private readonly path: string,
@@ -43,9 +44,7 @@ export class SqliteThreadWriter implements AuditWriter {
     private readonly logger: Logger,
     private readonly synchronous: 'full' | 'normal' = 'full',
     private readonly checkpoints?: CheckpointTakeover,
-  ) {
-    checkpoints?.connection.pragma('wal_autocheckpoint = 0');
-  }
+  ) {}
 
   /**
    * Starts the thread and resolves once its connection is open: loading it can take seconds on
@@ -57,6 +56,7 @@ export class SqliteThreadWriter implements AuditWriter {
   }
 
   write(records: readonly AuditRecord[]): Promise<void> {
+    if (this.closing) return Promise.reject(new Error('audit writer closed'));
     const worker = this.thread();
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
@@ -81,14 +81,15 @@ export class SqliteThreadWriter implements AuditWriter {
     this.started.catch(() => {});
     worker.on('message', ({ id, error }: WriteResult) => {
       if (id === THREAD_OPENED) {
-        if (this.waiting.size === 0) worker.unref();
+        if (error === undefined) this.checkpoints?.connection.pragma('wal_autocheckpoint = 0');
+        this.releaseIfIdle(worker);
         return opened(error);
       }
       if (id === CHECKPOINT_FAILED) return this.logger.warn({ error }, 'WAL checkpoint failed');
-      if (id === THREAD_CLOSED) return this.closed?.();
+      if (id === THREAD_CLOSED) return; // awaited by close()
       const waiting = this.waiting.get(id);
       this.waiting.delete(id);
-      if (this.waiting.size === 0) worker.unref();
+      this.releaseIfIdle(worker);
       if (error === undefined) waiting?.resolve();
       else waiting?.reject(new Error(error));
     });
@@ -104,30 +105,40 @@ export class SqliteThreadWriter implements AuditWriter {
     });
     worker.on('exit', (code) => {
       fail(new Error(`audit writer thread exited (${code})`));
-      this.closed?.();
+      // Until another thread runs them, the connection checkpoints the ordinary way.
+      if (!this.closing && this.worker === undefined) this.handBackCheckpoints();
     });
-    // Held by the event loop while it opens and while groups are in it, not while idle.
     this.worker = worker;
     return worker;
   }
 
+  /** Held by the event loop while it opens and while groups are in it, not while idle. */
+  private releaseIfIdle(worker: Worker): void {
+    if (this.waiting.size === 0 && !this.closing) worker.unref();
+  }
+
+  private handBackCheckpoints(): void {
+    if (this.checkpoints?.connection.open) this.checkpoints.connection.pragma('wal_autocheckpoint = 1000');
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
     const worker = this.worker;
     this.worker = undefined;
     if (worker !== undefined && this.checkpoints !== undefined) {
-      // The last checkpoint, then the thread's connection closed, before the thread goes.
+      // The last checkpoint, then the thread's connection closed, before the thread goes; the
+      // thread is held meanwhile, or a process with nothing else left to do would end first.
       const closed = new Promise<void>((resolve) => {
-        this.closed = resolve;
+        worker.on('message', ({ id }: WriteResult) => id === THREAD_CLOSED && resolve());
+        worker.once('exit', () => resolve());
       });
-      // An idle thread is unreferenced: without this, a process with nothing else left to do
-      // would end before the thread answers.
       worker.ref();
       worker.postMessage({ close: true } satisfies CloseRequest);
       await closed;
     }
     await worker?.terminate();
     // Whatever the connection writes from now on is checkpointed the ordinary way.
-    if (this.checkpoints?.connection.open) this.checkpoints.connection.pragma('wal_autocheckpoint = 1000');
+    this.handBackCheckpoints();
   }
 }
 

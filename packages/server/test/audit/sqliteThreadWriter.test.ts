@@ -35,8 +35,8 @@ test('happy: writes reach the database file through the writer thread, not throu
   const sqlite = store.sqlite!;
   const path = pathOf(store);
   const writer = new SqliteThreadWriter(path, 5000, logger(), 'full', { connection: sqlite, intervalMs: 10 });
-  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 0);
   await writer.start();
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 0, 'taken over once the thread runs');
   const sizeBefore = statSync(path).size;
   writeRows(5000);
   while (statSync(path).size <= sizeBefore + 500_000) await new Promise((r) => setTimeout(r, 20));
@@ -64,8 +64,44 @@ test('happy: closing the writer checkpoints what the log still holds', async () 
 
 test('happy: without a connection to take over, the writer leaves its checkpoints alone', async () => {
   const sqlite = store.sqlite!;
+  sqlite.pragma('wal_autocheckpoint = 500');
   const writer = new SqliteThreadWriter(pathOf(store), 5000, logger());
   await writer.start();
-  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000);
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 500);
   await writer.close();
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 500);
+});
+
+test('edge: a writer closed before its thread ever started, or twice, closes cleanly and takes no more groups', async () => {
+  const sqlite = store.sqlite!;
+  const writer = new SqliteThreadWriter(pathOf(store), 5000, logger(), 'full', {
+    connection: sqlite,
+    intervalMs: 10,
+  });
+  await writer.close();
+  await writer.close();
+  assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000);
+  await assert.rejects(
+    writer.write([
+      { at: 1, request_id: 'req_1', method: 'GET', route: 'listEncounters', status: 200, duration_ms: 1 },
+    ]),
+    /audit writer closed/,
+  );
+});
+
+test('happy: a group handed over just before closing is committed before the thread goes', async () => {
+  const sqlite = store.sqlite!;
+  const writer = new SqliteThreadWriter(pathOf(store), 5000, logger(), 'full', {
+    connection: sqlite,
+    intervalMs: 10,
+  });
+  const committed = writer.write([
+    { at: 1, request_id: 'req_last', method: 'GET', route: 'listEncounters', status: 200, duration_ms: 1 },
+  ]);
+  await writer.close();
+  await committed;
+  assert.equal(
+    sqlite.prepare("SELECT count(*) FROM audit_log WHERE request_id = 'req_last'").pluck().get(),
+    1,
+  );
 });
