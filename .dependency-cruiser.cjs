@@ -72,6 +72,14 @@ module.exports = {
       },
     },
     {
+      name: 'node-http-through-require',
+      severity: 'error',
+      comment:
+        "An ES import of node:http evaluates its lazy WebSocket exports and loads Node's bundled undici into every process; src/nodeHttp.ts loads it through require instead.",
+      from: { path: '^packages/(server|sdk)/src/', pathNot: '^packages/server/src/nodeHttp[.]ts$' },
+      to: { dependencyTypes: ['core'], dependencyTypesNot: ['type-only'], path: '^(node:)?http$' },
+    },
+    {
       name: 'no-unresolvable',
       severity: 'error',
       comment: 'An import that resolves to nothing fails at run time.',

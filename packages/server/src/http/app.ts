@@ -4,12 +4,12 @@
  * Fastify's schema validator is switched off; its serializer writes what a route returns from
  * the route's schema. Problems are written by problem.ts, the same on every path.
  */
-import { METHODS } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { ROUTE_LIST } from '../contract/routes.js';
 import { NAMED_SCHEMAS } from '../contract/schemas.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '../ids.js';
+import { METHODS } from '../nodeHttp.js';
 import type { ApiContext } from './apiContext.js';
 import type { ConnectionLimit } from './connectionLimit.js';
 import { deferredChildLogger } from './deferredRequestLogger.js';

@@ -9,9 +9,10 @@
  *   HTTP/1.1 request without `Host` (400), and `CONNECT` (405 with `Allow: GET, HEAD`; Node would
  *   only have closed the connection).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
+import { createServer } from '../nodeHttp.js';
 import type { ConnectionLimit, PortName } from './connectionLimit.js';
 import { clientErrorHandler, type ListenerProblem, listenerProblem, rawResponse } from './problem.js';
 import { originForm } from './rewriteUrl.js';

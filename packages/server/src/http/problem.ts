@@ -4,13 +4,14 @@
  * Fastify's own errors, unknown paths, wrong methods, transport-level failures and unexpected
  * failures are mapped here so no response is ever in another shape or a bare 500.
  */
-import { type ServerResponse, STATUS_CODES } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { REASONS, type ReasonCode } from '../contract/reasons.js';
 import type { ProblemBody } from '../contract/schemas.js';
 import { ApiError, isSharedRefusal, RETRY_SHORTLY, sharedRefusal } from '../domain/errors.js';
 import { newId } from '../ids.js';
+import { STATUS_CODES } from '../nodeHttp.js';
 import { API_HEADERS } from './plugins/requestContext.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

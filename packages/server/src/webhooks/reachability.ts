@@ -4,9 +4,9 @@
  * for https, a TLS handshake that verifies the certificate against the receiver's name. No HTTP
  * request is made, so no event or clinical data can leave.
  */
-import { request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { request as httpRequest } from '../nodeHttp.js';
 import { errorClassOf, ProxyUnreachableError } from './classify.js';
 import { directConnector, resolveUnderPolicy } from './egress.js';
 
