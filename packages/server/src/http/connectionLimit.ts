@@ -17,15 +17,55 @@ export type PortName = 'api' | 'media' | 'admin';
 const LOG_INTERVAL_MS = 60_000;
 
 interface Tracked {
+  readonly socket: Socket;
   readonly port: PortName;
   /** Requests of this connection not yet answered; 0: idle. */
   inFlight: number;
+  /** Its neighbours in the idle list, while it is in it. */
+  older: Tracked | undefined;
+  newer: Tracked | undefined;
+  idle: boolean;
+}
+
+/**
+ * Idle connections in the order they became idle, linked through their own records. Every
+ * request takes its connection out and puts it back: a Set would rebuild its table every few
+ * dozen of those, and each rebuilt table outlives the young generation, so the old space filled
+ * with them under load. Relinking allocates nothing.
+ */
+class IdleList {
+  private oldest: Tracked | undefined;
+  private newest: Tracked | undefined;
+
+  get longestIdle(): Tracked | undefined {
+    return this.oldest;
+  }
+
+  append(tracked: Tracked): void {
+    if (tracked.idle) return;
+    tracked.idle = true;
+    tracked.older = this.newest;
+    tracked.newer = undefined;
+    if (this.newest === undefined) this.oldest = tracked;
+    else this.newest.newer = tracked;
+    this.newest = tracked;
+  }
+
+  remove(tracked: Tracked): void {
+    if (!tracked.idle) return;
+    tracked.idle = false;
+    if (tracked.older === undefined) this.oldest = tracked.newer;
+    else tracked.older.newer = tracked.newer;
+    if (tracked.newer === undefined) this.newest = tracked.older;
+    else tracked.newer.older = tracked.older;
+    tracked.older = undefined;
+    tracked.newer = undefined;
+  }
 }
 
 export class ConnectionLimit {
   private readonly open = new Map<Socket, Tracked>();
-  /** Idle connections in the order they became idle: the first is the longest idle. */
-  private readonly idle = new Set<Socket>();
+  private readonly idle = new IdleList();
   private lastLoggedAt: number | undefined;
   private shedSinceLog = 0;
 
@@ -38,14 +78,15 @@ export class ConnectionLimit {
 
   /** A new connection: counted, idle until its first request, and room made for it if needed. */
   admit(socket: Socket, port: PortName): void {
-    this.open.set(socket, { port, inFlight: 0 });
-    this.idle.add(socket);
+    const tracked: Tracked = { socket, port, inFlight: 0, older: undefined, newer: undefined, idle: false };
+    this.open.set(socket, tracked);
+    this.idle.append(tracked);
     this.metrics.openConnections.inc({ port });
     socket.once('close', () => this.forget(socket));
     while (this.open.size > this.maxConnections) {
-      const longestIdle = this.idle.values().next().value;
+      const longestIdle = this.idle.longestIdle;
       if (longestIdle === undefined) break;
-      this.shed(longestIdle);
+      this.shed(longestIdle.socket);
     }
   }
 
@@ -53,14 +94,14 @@ export class ConnectionLimit {
     const tracked = this.open.get(socket);
     if (tracked === undefined) return;
     tracked.inFlight++;
-    this.idle.delete(socket);
+    this.idle.remove(tracked);
   }
 
   requestEnded(socket: Socket): void {
     const tracked = this.open.get(socket);
     if (tracked === undefined || --tracked.inFlight > 0) return;
     tracked.inFlight = 0;
-    this.idle.add(socket);
+    this.idle.append(tracked);
   }
 
   get size(): number {
@@ -88,7 +129,7 @@ export class ConnectionLimit {
     const tracked = this.open.get(socket);
     if (tracked === undefined) return;
     this.open.delete(socket);
-    this.idle.delete(socket);
+    this.idle.remove(tracked);
     this.metrics.openConnections.dec({ port: tracked.port });
   }
 }
