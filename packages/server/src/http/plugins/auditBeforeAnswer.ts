@@ -19,23 +19,13 @@ const AUDIT_UNAVAILABLE = sharedRefusal(
   RETRY_SHORTLY,
 );
 
-/**
- * Bodies at least this long wait for their commit as bytes: a list page (about 31 KB) held as a
- * string through the wait survives young-generation collections and is copied by each of them;
- * as a Buffer its bytes lie outside the heap, and the socket writes them without encoding them
- * again, so the conversion moves work rather than adding it.
- */
-const HOLD_AS_BYTES_FROM = 4096;
-
 export function registerAuditBeforeAnswer(app: FastifyInstance, context: ApiContext): void {
   const { clock } = context.services;
   async function answerOnceDurable(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const record = auditRecordOf(request, reply, clock());
-    const held =
-      typeof payload === 'string' && payload.length >= HOLD_AS_BYTES_FROM ? Buffer.from(payload) : payload;
     try {
       await context.durableAudit.commit(record);
-      return held;
+      return payload;
     } catch {
       return replaceWithProblem(request, reply, AUDIT_UNAVAILABLE);
     }
