@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { TObject } from 'typebox';
-import { Compile } from 'typebox/compile';
-import Format from 'typebox/format';
+import { defineStringFormat, schemaCheck, type ValueCheck } from '../schemaChecks.js';
 import type { Setting } from './settings.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -61,7 +60,7 @@ export function sqlitePath(text: string): string {
 let formatsRegistered = false;
 function useSettingFormats(): void {
   if (formatsRegistered) return;
-  for (const [name, { check }] of Object.entries(FORMATS)) Format.Set(name, check);
+  for (const [name, { check }] of Object.entries(FORMATS)) defineStringFormat(name, check);
   formatsRegistered = true;
 }
 
@@ -81,7 +80,7 @@ export function readEnvironment(schema: TObject, env: Env): EnvironmentReading {
       continue;
     }
     const value = fromText(setting, text);
-    if (value === invalid || !compiled(setting).Check(value)) {
+    if (value === invalid || !compiled(setting)(value)) {
       fail(name, messageFor(setting));
       values[name] = setting.default;
       continue;
@@ -91,11 +90,11 @@ export function readEnvironment(schema: TObject, env: Env): EnvironmentReading {
   return { values, problems };
 }
 
-const validators = new WeakMap<Setting, ReturnType<typeof Compile>>();
-function compiled(setting: Setting) {
+const validators = new WeakMap<Setting, ValueCheck>();
+function compiled(setting: Setting): ValueCheck {
   let validator = validators.get(setting);
   if (!validator) {
-    validator = Compile(setting);
+    validator = schemaCheck(setting);
     validators.set(setting, validator);
   }
   return validator;

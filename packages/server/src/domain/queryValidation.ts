@@ -5,8 +5,8 @@
  * given twice is invalid for its own code. Messages are made from the schema's own bounds.
  */
 import type { Static, TObject, TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
 import type { ReasonCode } from '../contract/reasons.js';
+import { schemaCheck } from '../schemaChecks.js';
 import { ApiError } from './errors.js';
 import { useContractFormats } from './schemaFormats.js';
 
@@ -68,7 +68,7 @@ export function compileQuery<S extends TObject>(schema: S, rules?: QueryRules<S>
 
 function parameter(name: string, property: TSchema, reason: ReasonCode): Parameter {
   const schema = property as TSchema & Record<string, unknown>;
-  const check = Compile(property);
+  const check = schemaCheck(property);
   // A query value is text; an integer parameter is read from its canonical decimal form only.
   const fromText =
     schema.type === 'integer'
@@ -81,7 +81,7 @@ function parameter(name: string, property: TSchema, reason: ReasonCode): Paramet
     fallback: schema.default,
     read(text) {
       const value = fromText(text);
-      return value !== invalid && check.Check(value) ? value : invalid;
+      return value !== invalid && check(value) ? value : invalid;
     },
   };
 }

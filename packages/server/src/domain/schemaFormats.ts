@@ -1,20 +1,23 @@
 /**
- * String formats as the contract reads them, for every TypeBox check the service compiles:
+ * String formats as the contract reads them, for every schema check the service compiles:
  * `date-time` is RFC 3339 with an offset as time.ts parses it (impossible dates refused), `date`
  * a calendar date YYYY-MM-DD, and `record-id` an imported ID: 1 to 255 UTF-16 code units (what
- * the store keeps) with no control characters. TypeBox's own checks differ at the edges, so a schema
- * documented as `date-time` must validate exactly as the stored value is later parsed.
+ * the store keeps) with no control characters. A schema documented as `date-time` must validate
+ * exactly as the stored value is later parsed.
  */
-import Format from 'typebox/format';
+import { defineStringFormat } from '../schemaChecks.js';
 import { isCalendarDate, parseRfc3339 } from '../time.js';
 
 let registered = false;
 
 export function useContractFormats(): void {
   if (registered) return;
-  Format.Set('date-time', (value) => parseRfc3339(value) !== undefined);
-  Format.Set('date', (value) => isCalendarDate(value));
-  Format.Set('record-id', (value) => value.length >= 1 && value.length <= 255 && !hasControlCharacter(value));
+  defineStringFormat('date-time', (value) => parseRfc3339(value) !== undefined);
+  defineStringFormat('date', (value) => isCalendarDate(value));
+  defineStringFormat(
+    'record-id',
+    (value) => value.length >= 1 && value.length <= 255 && !hasControlCharacter(value),
+  );
   registered = true;
 }
 

@@ -4,8 +4,8 @@
  * the schema does not name (in the line's order), then each field in the schema's order.
  */
 import Type, { type TObject } from 'typebox';
-import { Compile, type Validator } from 'typebox/compile';
 import { useContractFormats } from '../domain/schemaFormats.js';
+import { schemaCheck, type ValueCheck } from '../schemaChecks.js';
 import type { FieldSchema } from './recordSchemas.js';
 
 export type JsonObject = Record<string, unknown>;
@@ -92,7 +92,7 @@ function check(
   required: boolean,
 ): boolean {
   if (value === undefined && field.optional && !required) return true;
-  if (field.validator.Check(value)) return true;
+  if (field.validator(value)) return true;
   problems.bad(`${prefix}${name}`, field.schema.expected, value);
   return false;
 }
@@ -100,7 +100,7 @@ function check(
 interface CompiledField {
   readonly schema: FieldSchema;
   readonly optional: boolean;
-  readonly validator: Validator;
+  readonly validator: ValueCheck;
 }
 
 const compiled = new WeakMap<TObject, [string, CompiledField][]>();
@@ -116,7 +116,7 @@ function fieldsOf(schema: TObject): [string, CompiledField][] {
         {
           schema: field,
           optional: Type.IsOptional(field),
-          validator: Compile(field),
+          validator: schemaCheck(field),
         },
       ]);
     compiled.set(schema, fields);
