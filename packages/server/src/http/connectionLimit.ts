@@ -78,6 +78,8 @@ export class ConnectionLimit {
 
   /** A new connection: counted, idle until its first request, and room made for it if needed. */
   admit(socket: Socket, port: PortName): void {
+    // Admitted once: a second record would leave the first in the idle list, unreachable.
+    if (this.open.has(socket)) return;
     const tracked: Tracked = { socket, port, inFlight: 0, older: undefined, newer: undefined, idle: false };
     this.open.set(socket, tracked);
     this.idle.append(tracked);

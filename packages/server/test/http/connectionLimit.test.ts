@@ -93,3 +93,47 @@ test('happy: a connection that closed by itself leaves the idle order', async ()
   assert.ok(b.destroyed, 'b, idle longest of the open ones, goes next');
   assert.ok(!c.destroyed);
 });
+
+test('happy: a connection taken from the middle of the idle order rejoins it at the end', async () => {
+  const limit = limitOf(3);
+  const [a, b, c] = [await serverSocket(), await serverSocket(), await serverSocket()];
+  for (const socket of [a, b, c]) limit.admit(socket, 'api');
+  limit.requestStarted(b);
+  limit.requestEnded(b); // idle order now a, c, b
+
+  limit.admit(await serverSocket(), 'api');
+  assert.ok(a.destroyed && !b.destroyed && !c.destroyed, 'a first');
+  limit.admit(await serverSocket(), 'api');
+  assert.ok(c.destroyed && !b.destroyed, 'then c, not b');
+});
+
+test('happy: a busy connection that closes is forgotten, and its late answer changes nothing', async () => {
+  const limit = limitOf(2);
+  const [a, b] = [await serverSocket(), await serverSocket()];
+  limit.admit(a, 'api');
+  limit.admit(b, 'api');
+  limit.requestStarted(a);
+  a.destroy();
+  await waitFor(() => limit.size === 1, 'the closed connection to be forgotten');
+  limit.requestEnded(a);
+  assert.equal(limit.size, 1);
+
+  const c = await serverSocket();
+  limit.admit(c, 'api');
+  assert.ok(!b.destroyed && !c.destroyed, 'room was left by the closed one');
+});
+
+test('happy: a connection admitted twice is tracked once', async () => {
+  const limit = limitOf(2);
+  const [a, b] = [await serverSocket(), await serverSocket()];
+  limit.admit(a, 'api');
+  limit.admit(a, 'api');
+  limit.admit(b, 'api');
+  assert.equal(limit.size, 2);
+  limit.admit(await serverSocket(), 'api');
+  assert.ok(a.destroyed && !b.destroyed, 'the bound is kept by closing a once');
+  assert.equal(limit.size, 2);
+  limit.admit(await serverSocket(), 'api');
+  assert.ok(b.destroyed, 'then b: nothing of a is left in the idle order');
+  assert.equal(limit.size, 2);
+});
