@@ -58,7 +58,8 @@ export function sqlitePath(text: string): string {
 }
 
 let formatsRegistered = false;
-function useSettingFormats(): void {
+/** The settings' own string formats, defined for the schema checks (once). */
+export function useSettingFormats(): void {
   if (formatsRegistered) return;
   for (const [name, { check }] of Object.entries(FORMATS)) defineStringFormat(name, check);
   formatsRegistered = true;
