@@ -122,6 +122,24 @@ forEachStore('rate limits', (kind) => {
     assert.equal(last.body.reason_code, 'rate_limited');
   });
 
+  test('a key refused once is refused the same way from the key cache, with the fields, until its budget is spent', async () => {
+    const revoked = await given.server.fixtures.key(given.world.orgA, { state: 'revoked' });
+    const expired = await given.server.fixtures.key(given.world.orgA, { expiresAt: clock.now() - 1 });
+    for (const [key, reason] of [
+      [revoked, 'revoked_key'],
+      [expired, 'expired_key'],
+    ] as const) {
+      // The first answer comes from the store, the next two from the cache.
+      for (let i = 0; i < 3; i++) {
+        const r = await given.server.api.get(list, { token: key.token });
+        assert.equal(r.status, 401);
+        assert.equal(r.body.reason_code, reason);
+        assert.match(r.headers.get('ratelimit') ?? '', new RegExp(`^"key";r=${2 - i};t=\\d+$`));
+      }
+      assert.equal((await given.server.api.get(list, { token: key.token })).body.reason_code, 'rate_limited');
+    }
+  });
+
   test("an organization's own rate applies to its keys, and `default` goes back to the deployment's", async () => {
     const org = await given.server.fixtures.organization();
     await updateOrganizationSettings(
