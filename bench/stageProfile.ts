@@ -82,9 +82,12 @@ const OUR_FILES: [RegExp, Stage][] = [
   [/\/plugins\/observe\.|\/logger\.|\/metrics\./, 'logging and metrics'],
   [/\/audit\/|\/plugins\/audit/, 'audit hand-over'],
   [/\/rateLimit\/|\/plugins\/rateLimit\./, 'rate limit'],
-  [/\/auth\/|\/plugins\/authorize\.|\/plugins\/keyDeadlineHeader\./, 'authentication'],
-  [/\/store\//, 'read'],
-  [/\/domain\/|\/storedAnswer\.|\/pagingLinks\.|\/routes\/|\/problem\./, 'assembly'],
+  // The HMAC digests the API key (it also signs audio links, not among the profiled routes).
+  [/\/auth\/|\/plugins\/authorize\.|\/plugins\/keyDeadlineHeader\.|\/hmacSha256\./, 'authentication'],
+  // The read model's queries and the prepared statements that run them (SQLite's own work shows
+  // as the frame that called the native statement).
+  [/\/store\/|\/readModel\/read\/|\/database\//, 'read'],
+  [/\/domain\/|\/storedAnswer\.|\/pagingLinks\.|\/routes\/|\/problem\.|\/entityTags\./, 'assembly'],
   [/\/plugins\/|\/rewriteUrl\./, 'hooks'],
   [/\/http\/(listener|connectionLimit)\./, 'HTTP parse'],
   [/\/ids\./, 'request ID'],
