@@ -11,6 +11,7 @@ import { createPrivateFileIfAbsent, makePrivateDir } from '../privateFiles.js';
 import type { Dialect } from './dialect.js';
 import { ImmediateSqliteDialect } from './immediateSqliteDialect.js';
 import { pgDriver } from './pgDriver.js';
+import { ReadSnapshots } from './readSnapshot.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -26,6 +27,13 @@ export interface Store {
 }
 
 const sqliteHandles = new WeakMap<Db, SQLite.Database>();
+
+/** A SQLite file store's read snapshots: absent until `readThroughSnapshots` turns them on. */
+interface SnapshotSlot {
+  path: string;
+  snapshots?: ReadSnapshots;
+}
+const snapshotSlots = new WeakMap<Db, SnapshotSlot>();
 const pgPools = new WeakMap<Db, pg.Pool>();
 
 /**
@@ -34,6 +42,35 @@ const pgPools = new WeakMap<Db, pg.Pool>();
  */
 export function sqliteHandleOf(db: Db): SQLite.Database | undefined {
   return sqliteHandles.get(db);
+}
+
+/**
+ * Where a hot read outside a transaction runs its prepared statements on SQLite: this turn's read
+ * snapshot when the store reads through snapshots (readSnapshot.ts), else the connection itself;
+ * undefined for PostgreSQL and while the connection is in a transaction (Kysely's path then).
+ */
+export function sqliteReadConnection(db: Db): ReadSnapshots | SQLite.Database | undefined {
+  const sqlite = sqliteHandles.get(db);
+  if (sqlite === undefined || sqlite.inTransaction) return undefined;
+  const snapshots = snapshotSlots.get(db)?.snapshots;
+  if (snapshots === undefined) return sqlite;
+  snapshots.enter();
+  return snapshots;
+}
+
+/**
+ * The API's hot reads share one read transaction per turn of the event loop (readSnapshot.ts).
+ * Only for a process whose own writes to what those reads read go through Kysely (each of its
+ * statements ends the snapshot) or end it themselves (`endReadSnapshot`).
+ */
+export function readThroughSnapshots(store: Store): void {
+  const slot = snapshotSlots.get(store.db);
+  if (slot) slot.snapshots ??= new ReadSnapshots(slot.path);
+}
+
+/** After a write of this process outside Kysely: the next read sees it. */
+export function endReadSnapshot(db: Db): void {
+  snapshotSlots.get(db)?.snapshots?.end();
 }
 
 /** The pg pool behind a Kysely instance opened by `openStore`; undefined otherwise (as above). */
@@ -64,11 +101,20 @@ export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
+    const slot: SnapshotSlot | undefined = config.path === ':memory:' ? undefined : { path: config.path };
+    // Every statement Kysely runs on the connection (a transaction's BEGIN and COMMIT included)
+    // ends the read snapshot, so a read after this process's own write sees it.
+    const endSnapshot = () => slot?.snapshots?.end();
     const db = new Kysely<Database>({
-      dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
+      dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, endSnapshot) }),
     });
     sqliteHandles.set(db, sqlite);
-    return { db, dialect: 'sqlite', sqlite, pgPool: undefined, close: () => db.destroy() };
+    if (slot) snapshotSlots.set(db, slot);
+    const close = async () => {
+      slot?.snapshots?.close();
+      await db.destroy();
+    };
+    return { db, dialect: 'sqlite', sqlite, pgPool: undefined, close };
   }
   const driver = pgDriver();
   const pool = new driver.Pool({
@@ -103,11 +149,12 @@ export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}
  * runs the same few statements over and over. Caching them (LRU, by SQL text) saves the parse and
  * plan on every request. Safe because Kysely runs one query at a time on the single connection.
  */
-function withStatementCache(sqlite: SQLite.Database, max = 512) {
+function withStatementCache(sqlite: SQLite.Database, beforeStatement: () => void, max = 512) {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
     prepare(sql: string): SQLite.Statement {
+      beforeStatement();
       const hit = cache.get(sql);
       if (hit) {
         cache.delete(sql);

@@ -6,9 +6,10 @@
  * and the caller's values are put in the parameter slots the sentinels marked.
  *
  * On SQLite the statement is also prepared once and run directly when no transaction holds the
- * connection: better-sqlite3 is synchronous, so nothing can interleave with it, and Kysely's
- * connection queue and promise chain (several times SQLite's own work for a primary-key read)
- * are skipped. On PostgreSQL the query is a named prepared statement, parsed and planned once per
+ * connection (in the turn's read snapshot when the store reads through snapshots, see
+ * readSnapshot.ts): better-sqlite3 is synchronous, so nothing can interleave with it, and
+ * Kysely's connection queue and promise chain (several times SQLite's own work for a primary-key
+ * read) are skipped. On PostgreSQL the query is a named prepared statement, parsed and planned once per
  * connection instead of on every call (planning was more than half of a list page's statement
  * time). Inside a transaction the query goes through Kysely, on the transaction's connection.
  *
@@ -19,7 +20,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
-import { type Db, pgPoolOf, sqliteHandleOf } from './connection.js';
+import { type Db, pgPoolOf, sqliteReadConnection } from './connection.js';
 
 type Slot = { arg: number } | { value: unknown };
 
@@ -28,8 +29,18 @@ interface Plan {
   name: string;
   sql: string;
   slots: Slot[];
-  /** SQLite only: the statement, prepared on first use outside a transaction, and its row shape. */
-  sqlite?: { statement: SQLite.Statement; toRow: (values: unknown[]) => unknown; width: number } | undefined;
+  /**
+   * SQLite only: the statement, prepared on first use outside a transaction on the connection
+   * reads run on, and its row shape.
+   */
+  sqlite?:
+    | {
+        on: StatementSource;
+        statement: SQLite.Statement;
+        toRow: (values: unknown[]) => unknown;
+        width: number;
+      }
+    | undefined;
 }
 
 /** Values that reach SQL as parameters; a sentinel of the same type marks each one. */
@@ -47,9 +58,9 @@ export function preparedQuery<Args extends Arg[], Row>(
       plans.set(db, plan);
     }
     const parameters = plan.slots.map((slot) => ('arg' in slot ? args[slot.arg] : slot.value));
-    const sqlite = sqliteHandleOf(db);
-    if (sqlite !== undefined && !sqlite.inTransaction) {
-      plan.sqlite ??= prepareRaw(sqlite, plan.sql);
+    const sqlite = sqliteReadConnection(db);
+    if (sqlite !== undefined) {
+      if (plan.sqlite?.on !== sqlite) plan.sqlite = prepareRaw(sqlite, plan.sql);
       const { statement, toRow, width } = plan.sqlite;
       const rows = statement.all(parameters) as unknown[][];
       if (rows.length > 0 && rows[0]!.length !== width) {
@@ -96,11 +107,13 @@ function compilePlan<Args extends Arg[], Row>(
 
 let planCount = 0;
 
-function prepareRaw(sqlite: SQLite.Database, sql: string): NonNullable<Plan['sqlite']> {
-  const statement = sqlite.prepare(sql).raw(true);
+type StatementSource = NonNullable<ReturnType<typeof sqliteReadConnection>>;
+
+function prepareRaw(on: StatementSource, sql: string): NonNullable<Plan['sqlite']> {
+  const statement = on.prepare(sql).raw(true);
   const names = statement.columns().map((column) => column.name);
   // Column names come from this module's own compiled SQL, never from a request; quoted anyway.
   const fields = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
   const toRow = new Function('values', `return { ${fields} };`) as (values: unknown[]) => unknown;
-  return { statement, toRow, width: names.length };
+  return { on, statement, toRow, width: names.length };
 }

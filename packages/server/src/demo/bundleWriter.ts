@@ -7,7 +7,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';
-import type { Store } from '../database/connection.js';
+import { endReadSnapshot, type Store } from '../database/connection.js';
 import type { PatientsTable } from '../database/schema.js';
 import { applyReadModelChanges } from '../readModel/write/changes.js';
 import { rebuildReadModel } from '../readModel/write/rebuild.js';
@@ -167,6 +167,7 @@ function sqliteWriter(store: Store, sqlite: BetterSqlite3.Database): BundleWrite
   };
   const commit = () => {
     if (open) sqlite.exec('COMMIT');
+    endReadSnapshot(store.db);
     open = false;
     uncommitted = 0;
   };

@@ -11,6 +11,7 @@ import { KeyCache } from '../auth/keyCache.js';
 import { LastUsedTracker } from '../auth/lastUsed.js';
 import type { VerifyDeps } from '../auth/verifyApiKey.js';
 import type { CommitWatch } from '../database/commitWatch.js';
+import { readThroughSnapshots } from '../database/connection.js';
 import { Buckets } from '../rateLimit/buckets.js';
 import { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Services } from '../services.js';
@@ -33,6 +34,9 @@ export interface ApiContext {
 
 export function createApiContext(services: Services): ApiContext {
   const { config, store, logger, metrics } = services;
+  // The routes' reads share a read transaction per turn; this process writes what they read
+  // only through Kysely (readSnapshot.ts).
+  readThroughSnapshots(store);
   const keyCache = new KeyCache(config.apiKeys.cacheTtlMs);
   const writer = createAuditWriter(config, store, logger);
   const durableAudit = new GroupCommit({

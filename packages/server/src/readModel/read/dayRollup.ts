@@ -5,7 +5,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { type Db, sqliteHandleOf } from '../../database/connection.js';
+import { type Db, sqliteReadConnection } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 
 const rollupSum = preparedQuery((db, organizationId: string, firstDay: number, endDay: number) =>
@@ -48,8 +48,8 @@ export async function dayAtOffset(
   endDay: number,
   offset: number,
 ): Promise<DayAtOffset> {
-  const sqlite = sqliteHandleOf(db);
-  if (sqlite !== undefined && !sqlite.inTransaction) {
+  const sqlite = sqliteReadConnection(db);
+  if (sqlite !== undefined) {
     let statement = dayWalks.get(sqlite)?.[sort];
     if (!statement) {
       const walks = {
@@ -76,7 +76,7 @@ export async function dayAtOffset(
 const DAY_WALK_SQL = (sort: 'asc' | 'desc') =>
   `select day, count from encounter_day_counts where organization_id = ? and day >= ? and day < ? order by day ${sort}`;
 
-const dayWalks = new WeakMap<SQLite.Database, Record<'asc' | 'desc', SQLite.Statement>>();
+const dayWalks = new WeakMap<object, Record<'asc' | 'desc', SQLite.Statement>>();
 
 function dayAtOffsetQuery(sort: 'asc' | 'desc') {
   const order = sql.raw(sort === 'asc' ? 'asc' : 'desc');
