@@ -20,7 +20,7 @@ export class ReadSnapshots {
   private readonly connection: SQLite.Database;
   private readonly begin: SQLite.Statement;
   private readonly commit: SQLite.Statement;
-  private open = false;
+  private endScheduled = false;
 
   constructor(path: string) {
     this.connection = new SQLite(path, { readonly: true });
@@ -33,19 +33,28 @@ export class ReadSnapshots {
     return this.connection.prepare(sql);
   }
 
-  /** Opens this turn's snapshot unless it is open. */
+  /**
+   * Opens this turn's snapshot unless one is open. Asked of SQLite, not remembered: an error that
+   * makes SQLite roll a transaction back ends the snapshot too, and the next read begins another.
+   */
   enter(): void {
-    if (this.open) return;
+    if (this.connection.inTransaction) return;
     this.begin.run();
-    this.open = true;
+    if (this.endScheduled) return;
+    this.endScheduled = true;
     setImmediate(this.end);
   }
 
-  /** Ends the snapshot: the next read starts a new one. */
+  /** Ends the snapshot: the next read begins a new one. */
   readonly end = (): void => {
-    if (!this.open) return;
-    this.open = false;
-    this.commit.run();
+    this.endScheduled = false;
+    if (!this.connection.open || !this.connection.inTransaction) return;
+    try {
+      this.commit.run();
+    } catch {
+      // Ending a read transaction only gives up its snapshot; ROLLBACK does the same.
+      this.connection.exec('ROLLBACK');
+    }
   };
 
   close(): void {
