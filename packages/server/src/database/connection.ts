@@ -44,12 +44,15 @@ export function sqliteHandleOf(db: Db): SQLite.Database | undefined {
   return sqliteHandles.get(db);
 }
 
+/** What a hot read prepares its statements on, on SQLite. */
+export type SqliteReadConnection = ReadSnapshots | SQLite.Database;
+
 /**
  * Where a hot read outside a transaction runs its prepared statements on SQLite: this turn's read
  * snapshot when the store reads through snapshots (readSnapshot.ts), else the connection itself;
  * undefined for PostgreSQL and while the connection is in a transaction (Kysely's path then).
  */
-export function sqliteReadConnection(db: Db): ReadSnapshots | SQLite.Database | undefined {
+export function sqliteReadConnection(db: Db): SqliteReadConnection | undefined {
   const sqlite = sqliteHandles.get(db);
   if (sqlite === undefined || sqlite.inTransaction) return undefined;
   const snapshots = snapshotSlots.get(db)?.snapshots;

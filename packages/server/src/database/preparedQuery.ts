@@ -20,7 +20,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
-import { type Db, pgPoolOf, sqliteReadConnection } from './connection.js';
+import { type Db, pgPoolOf, type SqliteReadConnection, sqliteReadConnection } from './connection.js';
 
 type Slot = { arg: number } | { value: unknown };
 
@@ -35,7 +35,7 @@ interface Plan {
    */
   sqlite?:
     | {
-        on: StatementSource;
+        on: SqliteReadConnection;
         statement: SQLite.Statement;
         toRow: (values: unknown[]) => unknown;
         width: number;
@@ -107,9 +107,7 @@ function compilePlan<Args extends Arg[], Row>(
 
 let planCount = 0;
 
-type StatementSource = NonNullable<ReturnType<typeof sqliteReadConnection>>;
-
-function prepareRaw(on: StatementSource, sql: string): NonNullable<Plan['sqlite']> {
+function prepareRaw(on: SqliteReadConnection, sql: string): NonNullable<Plan['sqlite']> {
   const statement = on.prepare(sql).raw(true);
   const names = statement.columns().map((column) => column.name);
   // Column names come from this module's own compiled SQL, never from a request; quoted anyway.

@@ -5,7 +5,7 @@
  */
 import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { type Db, sqliteReadConnection } from '../../database/connection.js';
+import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 
 const rollupSum = preparedQuery((db, organizationId: string, firstDay: number, endDay: number) =>
@@ -76,7 +76,7 @@ export async function dayAtOffset(
 const DAY_WALK_SQL = (sort: 'asc' | 'desc') =>
   `select day, count from encounter_day_counts where organization_id = ? and day >= ? and day < ? order by day ${sort}`;
 
-const dayWalks = new WeakMap<object, Record<'asc' | 'desc', SQLite.Statement>>();
+const dayWalks = new WeakMap<SqliteReadConnection, Record<'asc' | 'desc', SQLite.Statement>>();
 
 function dayAtOffsetQuery(sort: 'asc' | 'desc') {
   const order = sql.raw(sort === 'asc' ? 'asc' : 'desc');
