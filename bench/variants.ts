@@ -10,9 +10,12 @@
  * minute to minute, moving every server alike.
  *
  * The builds run on this code's data set, so they must share its schema: a change to the request
- * path, not to the store.
+ * path, not to the store. `--flags "NAME|NODE FLAGS"` runs this code with Node flags added to the
+ * image's (a later flag wins over an earlier one: `--maglev-destroy-on-background` undoes the
+ * image's `--no-maglev-destroy-on-background`).
  *
- * Options: --build NAME=DIR|COMMIT (repeatable) --routes "401,detail,list" --rounds N (7)
+ * Options: --build NAME=DIR|COMMIT (repeatable) --flags "NAME|NODE FLAGS" (repeatable)
+ * --routes "401,detail,list" --rounds N (7)
  * --seconds S (5) --store sqlite|postgres --encounters N (100000)
  * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
  */
@@ -29,6 +32,7 @@ import { cpuSeconds, createWrk } from './wrk.js';
 const { values } = parseArgs({
   options: {
     build: { type: 'string', multiple: true, default: [] },
+    flags: { type: 'string', multiple: true, default: [] },
     routes: { type: 'string', default: '401,detail,list' },
     rounds: { type: 'string', default: '7' },
     seconds: { type: 'string', default: '5' },
@@ -47,9 +51,13 @@ async function main() {
   if (values.pin && cpus().length < 2)
     throw new Error('--pin needs two CPUs: one for the servers, one for wrk');
   buildServer(ROOT);
-  const builds: Build[] = [
+  const builds: (Build & { flags?: string[] })[] = [
     { name: 'this code', root: ROOT },
     ...values.build.map((text) => parseBuild(text, RESULTS)),
+    ...values.flags.map((text) => {
+      const [name = '', flags = ''] = text.split('|');
+      return { name, root: ROOT, flags: flags.split(/\s+/).filter(Boolean) };
+    }),
   ];
   const env = datasetEnv(PLACE, '');
   const dataset = await buildDataset(PLACE, '', env, ROOT);
@@ -57,7 +65,7 @@ async function main() {
   const servers: (Child & { port: number })[] = [];
   try {
     for (const build of builds) {
-      const server = await startEdsServer(env, [], build.root);
+      const server = await startEdsServer(env, build.flags ?? [], build.root);
       servers.push(server);
       if (values.pin) pin(server.process.pid!, '0');
     }
