@@ -34,6 +34,13 @@ async function nameOf(store: Store, id: string): Promise<string | undefined> {
   return (await organizationName(store.db, id))[0]?.name;
 }
 
+/** Stores the organization, then reads it in a new turn: that turn's snapshot is open after. */
+async function storedAndRead(store: Store, id: string, name: string): Promise<void> {
+  await store.db.insertInto('organizations').values(organization(id, name)).execute();
+  await nextTurn();
+  assert.equal(await nameOf(store, id), name);
+}
+
 describe('read snapshots [sqlite]', () => {
   let store: Store & { database: TestDatabase };
   /** Another process's connection to the same file. */
@@ -49,9 +56,7 @@ describe('read snapshots [sqlite]', () => {
   });
 
   test("another connection's commit is seen from the next turn on, not within the turn that read before it", async () => {
-    await store.db.insertInto('organizations').values(organization('org_s1', 'before')).execute();
-    await nextTurn();
-    assert.equal(await nameOf(store, 'org_s1'), 'before');
+    await storedAndRead(store, 'org_s1', 'before');
     await other.db.updateTable('organizations').set({ name: 'after' }).where('id', '=', 'org_s1').execute();
     // Same turn: the reads share the snapshot the first one began.
     assert.equal(await nameOf(store, 'org_s1'), 'before');
@@ -60,9 +65,7 @@ describe('read snapshots [sqlite]', () => {
   });
 
   test("this process's own write through Kysely is seen by its next read, in the same turn", async () => {
-    await store.db.insertInto('organizations').values(organization('org_s2', 'first')).execute();
-    await nextTurn();
-    assert.equal(await nameOf(store, 'org_s2'), 'first');
+    await storedAndRead(store, 'org_s2', 'first');
     await store.db.updateTable('organizations').set({ name: 'second' }).where('id', '=', 'org_s2').execute();
     assert.equal(await nameOf(store, 'org_s2'), 'second');
     await store.db.transaction().execute(async (tx) => {
@@ -72,9 +75,7 @@ describe('read snapshots [sqlite]', () => {
   });
 
   test('a write on the raw connection is seen once it ends the snapshot', async () => {
-    await store.db.insertInto('organizations').values(organization('org_s3', 'kept')).execute();
-    await nextTurn();
-    assert.equal(await nameOf(store, 'org_s3'), 'kept');
+    await storedAndRead(store, 'org_s3', 'kept');
     // As a bulk writer does, through the connection itself; seen here only because the snapshot
     // the read above began is ended (the statement is not Kysely's).
     const raw = store.sqlite!;
