@@ -125,16 +125,27 @@ const LIST = '/external/v1/encounters?limit=50';
 
 /**
  * The request paths and credentials of the routes the comparisons of builds drive: the 401 of a
- * malformed key, an encounter detail (the first of the list) and the list's first page.
+ * malformed key, an encounter detail (the first of the list), the list's first page and the
+ * audio link of the first ambient transcript on that page whose link answers 200.
  */
 export async function comparedRoutes(base: string, token: string): Promise<Record<string, [string, string]>> {
-  const answer = await fetch(`${base}${LIST}`, { headers: { authorization: `Bearer ${token}` } });
-  const page = (await answer.json()) as { items: { encounter_id: string }[] };
-  return {
+  const get = (path: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const page = (await (await get(LIST)).json()) as {
+    items: { encounter_id: string; documents: { document_id: string; schema_type: string }[] }[];
+  };
+  const routes: Record<string, [string, string]> = {
     '401': [LIST, MALFORMED_TOKEN],
     detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
     list: [LIST, token],
   };
+  for (const encounter of page.items) {
+    for (const document of encounter.documents) {
+      if (document.schema_type !== 'ambient_transcript') continue;
+      const path = `/external/v1/encounters/${encounter.encounter_id}/documents/${document.document_id}/audio`;
+      if (routes.audio === undefined && (await get(path)).ok) routes.audio = [path, token];
+    }
+  }
+  return routes;
 }
 
 /** A route's answer as the ceiling and the framework floor serve it back. */
