@@ -4,8 +4,8 @@
  * cannot be read, that is "storage unavailable", never "object gone".
  */
 import { randomBytes } from 'node:crypto';
-import { constants, createWriteStream } from 'node:fs';
-import { copyFile, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { constants, createWriteStream, type Stats } from 'node:fs';
+import { copyFile, type FileHandle, lstat, open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -100,13 +100,31 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
   let knownRealRoot: string | undefined;
 
   /**
-   * What the link route needs before it signs: a regular file inside the folder. Two file-system
-   * calls (realpath, stat) instead of open's five. It is advisory: the media host opens with
-   * every check, so a file this process cannot read, or a folder re-pointed elsewhere since the
-   * real path was kept, gets a link that the host then refuses (404/503), never its bytes.
+   * What the link route needs before it signs: a regular file inside the folder. It is advisory:
+   * the media host opens with every check, so a file this process cannot read, one reached
+   * through a folder linked in from outside, or a folder re-pointed elsewhere since its real path
+   * was kept, gets a link that the host then refuses (404/503), never its bytes.
+   *
+   * Each file-system call is a trip through libuv's thread pool, which on a busy machine costs
+   * more than the rest of the route (docs/benchmarks.md). A regular file at the key's path, the
+   * usual answer, takes one call (lstat); a symbolic link there takes the real-path walk.
    */
   const existsUnbounded = async (key: string): Promise<boolean> => {
     if (!isSafeObjectKey(key)) return false;
+    let entry: Stats;
+    try {
+      entry = await lstat(pathOf(key));
+    } catch (error) {
+      if (!ABSENT.has(errorCode(error))) throw unavailable(error);
+      await assertRootReadable();
+      return false;
+    }
+    if (entry.isFile()) return true;
+    return entry.isSymbolicLink() && existsThroughLinks(key);
+  };
+
+  /** A symbolic link at the key: true when it leads to a regular file inside the folder. */
+  const existsThroughLinks = async (key: string): Promise<boolean> => {
     let real: string;
     let isFile: boolean;
     try {

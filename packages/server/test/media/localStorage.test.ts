@@ -13,6 +13,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -95,6 +96,23 @@ describe('local storage', () => {
   it('exists: false, promptly, for something in the folder that is not a file (a FIFO)', async () => {
     execFileSync('mkfifo', [join(deployment.mediaDir, 'recordings/e/pipe.wav')]);
     assert.equal(await media.exists('recordings/e/pipe.wav'), false);
+  });
+
+  it('exists: a symbolic link is followed only to a regular file inside the folder', async () => {
+    await media.put('recordings/f/target.wav', Readable.from([Buffer.from('x')]), 'audio/wav');
+    writeFileSync(join(deployment.dir, 'beyond.wav'), 'outside');
+    const link = (name: string, target: string) =>
+      symlinkSync(target, join(deployment.mediaDir, 'recordings/f', name));
+    link('inside.wav', join(deployment.mediaDir, 'recordings/f/target.wav'));
+    link('relative.wav', 'target.wav');
+    link('outside.wav', join(deployment.dir, 'beyond.wav'));
+    link('dangling.wav', join(deployment.mediaDir, 'recordings/f/never.wav'));
+    link('to-folder.wav', join(deployment.mediaDir, 'recordings/f'));
+    assert.equal(await media.exists('recordings/f/inside.wav'), true);
+    assert.equal(await media.exists('recordings/f/relative.wav'), true);
+    assert.equal(await media.exists('recordings/f/outside.wav'), false);
+    assert.equal(await media.exists('recordings/f/dangling.wav'), false);
+    assert.equal(await media.exists('recordings/f/to-folder.wav'), false);
   });
 
   it('refuses keys that would leave the folder', async () => {
