@@ -123,29 +123,44 @@ export function mintKey(organizationId: string, env: Record<string, string>, roo
 
 const LIST = '/external/v1/encounters?limit=50';
 
+interface ListedEncounter {
+  encounter_id: string;
+  documents: { document_id: string; schema_type: string }[];
+}
+
 /**
  * The request paths and credentials of the routes the comparisons of builds drive: the 401 of a
  * malformed key, an encounter detail (the first of the list), the list's first page and the
- * audio link of the first ambient transcript on that page whose link answers 200.
+ * audio link of the first ambient transcript on that page whose link answers 200 (absent when
+ * none does).
  */
 export async function comparedRoutes(base: string, token: string): Promise<Record<string, [string, string]>> {
   const get = (path: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
-  const page = (await (await get(LIST)).json()) as {
-    items: { encounter_id: string; documents: { document_id: string; schema_type: string }[] }[];
-  };
+  const page = (await (await get(LIST)).json()) as { items: ListedEncounter[] };
   const routes: Record<string, [string, string]> = {
     '401': [LIST, MALFORMED_TOKEN],
     detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
     list: [LIST, token],
   };
-  for (const encounter of page.items) {
+  const audio = await firstAudioLink(get, page.items);
+  if (audio !== undefined) routes.audio = [audio, token];
+  return routes;
+}
+
+async function firstAudioLink(
+  get: (path: string) => Promise<Response>,
+  encounters: readonly ListedEncounter[],
+): Promise<string | undefined> {
+  for (const encounter of encounters) {
     for (const document of encounter.documents) {
       if (document.schema_type !== 'ambient_transcript') continue;
       const path = `/external/v1/encounters/${encounter.encounter_id}/documents/${document.document_id}/audio`;
-      if (routes.audio === undefined && (await get(path)).ok) routes.audio = [path, token];
+      const answer = await get(path);
+      await answer.body?.cancel();
+      if (answer.ok) return path;
     }
   }
-  return routes;
+  return undefined;
 }
 
 /** A route's answer as the ceiling and the framework floor serve it back. */
