@@ -111,24 +111,25 @@ export function createLocalStorage(options: LocalStorageOptions): ServableMediaS
    */
   const existsUnbounded = async (key: string): Promise<boolean> => {
     if (!isSafeObjectKey(key)) return false;
+    const path = pathOf(key);
     let entry: Stats;
     try {
-      entry = await lstat(pathOf(key));
+      entry = await lstat(path);
     } catch (error) {
       if (!ABSENT.has(errorCode(error))) throw unavailable(error);
       await assertRootReadable();
       return false;
     }
     if (entry.isFile()) return true;
-    return entry.isSymbolicLink() && existsThroughLinks(key);
+    return entry.isSymbolicLink() && existsThroughLinks(path);
   };
 
-  /** A symbolic link at the key: true when it leads to a regular file inside the folder. */
-  const existsThroughLinks = async (key: string): Promise<boolean> => {
+  /** A symbolic link at `path`: true when it leads to a regular file inside the folder. */
+  const existsThroughLinks = async (path: string): Promise<boolean> => {
     let real: string;
     let isFile: boolean;
     try {
-      real = await realpath(pathOf(key));
+      real = await realpath(path);
       isFile = (await stat(real)).isFile();
     } catch (error) {
       if (!ABSENT.has(errorCode(error))) throw unavailable(error);
