@@ -111,7 +111,6 @@ forEachStore('audit and logs', (kind) => {
 
   test("happy: PostgreSQL names the audit writer's connection apart from the request pool's", {
     skip: kind !== 'postgres' && 'PostgreSQL only',
-    timeout: 30_000,
   }, async () => {
     // A keyed request makes the audit writer commit, so its connection is open.
     const ok = await given.server.api.get(pathFor('getDocument', given.world), { token: given.world.token });

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { REASON_CODES, REASONS } from '../../src/contract/reasons.js';
-import { launchChromium, SKIP_WITHOUT_CHROMIUM } from '../support/browser.js';
+import { launchChromium, openPage, SKIP_WITHOUT_CHROMIUM } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts');
@@ -77,7 +77,7 @@ test('happy: the reference renders every route and the authentication section in
 }, async () => {
   const browser = await launchChromium();
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await openPage(browser, { viewport: { width: 1400, height: 1000 } });
     const consoleErrors: string[] = [];
     const external: string[] = [];
     const failed: string[] = [];
@@ -96,7 +96,7 @@ test('happy: the reference renders every route and the authentication section in
       return route.abort();
     });
     await page.goto(`${server.url}/docs/reference/`, { waitUntil: 'networkidle' });
-    await page.waitForSelector('text=List encounters', { timeout: 20_000 });
+    await page.waitForSelector('text=List encounters');
     const documentsGroup = page.getByRole('button', { name: /Open Group - documents/ });
     if (await documentsGroup.count()) await documentsGroup.first().click();
     mkdirSync(ARTIFACTS, { recursive: true });

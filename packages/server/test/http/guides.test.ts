@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { GUIDES, renderMarkdown } from '../../src/http/guides.js';
-import { launchChromium, SKIP_WITHOUT_CHROMIUM } from '../support/browser.js';
+import { launchChromium, openPage, SKIP_WITHOUT_CHROMIUM } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -79,8 +79,7 @@ test('happy: every page and link reachable from /docs works in a real browser wi
 }, async () => {
   const browser = await launchChromium();
   try {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    const page = await context.newPage();
+    const page = await openPage(browser, { javaScriptEnabled: false });
     const problems: string[] = [];
     page.on('response', (r) => {
       if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);

@@ -3,7 +3,7 @@
  * that need it are skipped, with SKIP_WITHOUT_CHROMIUM as the reason, where it is not installed.
  */
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 export const SKIP_WITHOUT_CHROMIUM = CHROMIUM
@@ -25,4 +25,15 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * A page in a context of its own that waits for what it is asked without a limit of its own:
+ * chromium renders slowly on a loaded machine, and a hang is named by the test runner's timeout.
+ */
+export async function openPage(browser: Browser, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(0);
+  context.setDefaultNavigationTimeout(0);
+  return context.newPage();
 }
