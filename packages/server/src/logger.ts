@@ -36,3 +36,27 @@ export function pathOnly(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
+
+/** Fields of a line that redaction has nothing to take out of: ids, numbers, codes, a path. */
+export type FlatLineFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+/**
+ * An `info` line of flat fields, the one pino would write (level, time, the logger's bindings,
+ * the fields in order, the message), built here and written to the logger's own destination.
+ * Pino runs its redaction over every object it logs and builds the line piece by piece; for the
+ * request line every answer writes at `info`, that cost about a fifth of a 401's CPU. Only for
+ * fields that can hold no credential, signed link or PHI: nothing here is redacted.
+ */
+export function flatInfoLine(logger: Logger, message: string): (fields: FlatLineFields) => void {
+  const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]!;
+  const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+  const head = `{"level":${logger.levels.values.info},"time":"`;
+  const tail = `,"msg":${JSON.stringify(message)}}\n`;
+  return (fields) => {
+    if (!logger.isLevelEnabled('info')) return;
+    const body = JSON.stringify(fields);
+    stream.write(
+      `${head}${new Date().toISOString()}"${bindings}${body.length > 2 ? `,${body.slice(1, -1)}` : ''}${tail}`,
+    );
+  };
+}

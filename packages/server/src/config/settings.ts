@@ -125,7 +125,7 @@ export const SETTINGS = Type.Object({
   ),
   EDS_LOG_LEVEL: oneOf(LOG_LEVELS, 'info', {
     description:
-      "how much the process logs; `info` adds one line per answer (the access log), which under load is about a third of a 401's or an encounter detail's CPU (docs/benchmarks.md); at `warn` the metrics still count every answer and the audit keeps its records",
+      "how much the process logs; `info` adds one line per answer (the access log), which under load is about a fifth of a 401's CPU and a sixth of an encounter detail's (docs/benchmarks.md); at `warn` the metrics still count every answer and the audit keeps its records",
   }),
   EDS_DEPLOYMENT_MODE: oneOf(['live', 'sandbox'], 'live', {
     description: '`live` refuses `eds_test_` keys (`test_prefix_not_allowed`); `sandbox` accepts them',

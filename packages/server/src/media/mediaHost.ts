@@ -13,7 +13,7 @@ import { type ConnectionLimit, connectionLimitFor } from '../http/connectionLimi
 import { createListener } from '../http/listener.js';
 import { writeProblem } from '../http/problem.js';
 import { newId } from '../ids.js';
-import { pathOnly } from '../logger.js';
+import { type FlatLineFields, flatInfoLine, pathOnly } from '../logger.js';
 import type { Services } from '../services.js';
 import { decideRange, type RangeDecision } from './byteRange.js';
 import { servableContentType } from './contentType.js';
@@ -41,11 +41,12 @@ export async function startMediaHost(
 ): Promise<MediaHost> {
   const { config, media } = services;
   const log = services.logger.child({ component: 'media_host' });
+  const requestLine = flatInfoLine(log, 'media request');
   // Timeouts, connection bounds, absolute-form targets, Host, CONNECT, unreadable requests.
   const server = createListener(
     { port: 'media', http: config.http, connections, answerClientErrors: true },
     (req, res) => {
-      handle(services, log, req, res).catch(() => res.destroy());
+      handle(services, log, requestLine, req, res).catch(() => res.destroy());
     },
   );
   await listen(server, config.mediaPort, config.host);
@@ -62,6 +63,7 @@ export async function startMediaHost(
 async function handle(
   services: Services,
   log: Services['logger'],
+  requestLine: (fields: FlatLineFields) => void,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -71,18 +73,16 @@ async function handle(
   res.on('close', () => {
     const status = res.statusCode;
     services.metrics.responses.count('media_host', status, reasonCode ?? '');
-    log.info(
-      {
-        request_id: requestId,
-        method: req.method,
-        path: pathOnly(req.url ?? '/'),
-        status,
-        reason_code: reasonCode,
-        completed: res.writableFinished,
-        duration_ms: Math.round(performance.now() - started),
-      },
-      'media request',
-    );
+    // Ids, numbers and the path without its query, which is the link's signature.
+    requestLine({
+      request_id: requestId,
+      method: req.method,
+      path: pathOnly(req.url ?? '/'),
+      status,
+      reason_code: reasonCode,
+      completed: res.writableFinished,
+      duration_ms: Math.round(performance.now() - started),
+    });
   });
   for (const [name, value] of Object.entries(ALWAYS)) res.setHeader(name, value);
   res.setHeader('X-Request-Id', requestId);

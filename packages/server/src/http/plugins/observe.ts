@@ -5,7 +5,7 @@
  * here holds a token, a signed link or PHI: IDs only.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { pathOnly } from '../../logger.js';
+import { flatInfoLine, pathOnly } from '../../logger.js';
 import type { ApiContext } from '../apiContext.js';
 import { DOCS_PREFIX } from '../docsPage.js';
 import { OPENAPI_PATH } from '../openapi.js';
@@ -35,6 +35,7 @@ export function routeLabel(request: FastifyRequest): string {
 
 export function registerObservation(app: FastifyInstance, context: ApiContext): void {
   const { metrics, clock, logger } = context.services;
+  const requestLine = flatInfoLine(logger, 'request');
   // A callback hook: nothing here waits.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const routeId = routeLabel(request);
@@ -44,22 +45,20 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
     metrics.httpDuration.observe({ route: routeId, status }, durationMs / 1000);
     metrics.responses.count(routeId, status, reasonCode ?? '');
     // Written by the service's logger with the request id as its first field: the same line the
-    // request's child logger writes, without building a child logger for every request.
+    // request's child logger writes, without building a child logger for every request. Its fields
+    // are ids, numbers, a reason code and a path without its query.
     if (logger.isLevelEnabled('info')) {
-      logger.info(
-        {
-          req_id: request.id,
-          method: request.method,
-          route: routeId,
-          path: pathOnly(request.url).slice(0, 256),
-          status,
-          reason_code: reasonCode,
-          duration_ms: Math.round(durationMs * 100) / 100,
-          organization_id: request.auditSubject?.organizationId ?? undefined,
-          key_id: request.auditSubject?.keyId ?? undefined,
-        },
-        'request',
-      );
+      requestLine({
+        req_id: request.id,
+        method: request.method,
+        route: routeId,
+        path: pathOnly(request.url).slice(0, 256),
+        status,
+        reason_code: reasonCode,
+        duration_ms: Math.round(durationMs * 100) / 100,
+        organization_id: request.auditSubject?.organizationId ?? undefined,
+        key_id: request.auditSubject?.keyId ?? undefined,
+      });
     }
     if (request.auditSubject && auditedAfterAnswer(request)) {
       context.audit.push(auditFieldsOf(request, reply, clock()));
