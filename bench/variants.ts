@@ -12,9 +12,11 @@
  * The builds run on this code's data set, so they must share its schema: a change to the request
  * path, not to the store. `--flags "NAME|NODE FLAGS"` runs this code with Node flags added to the
  * image's (a later flag wins over an earlier one: `--maglev-destroy-on-background` undoes the
- * image's `--no-maglev-destroy-on-background`).
+ * image's `--no-maglev-destroy-on-background`). `--env "NAME|VAR=VALUE …"` runs this code with
+ * environment variables added (a setting, or one libuv or V8 reads at start).
  *
  * Options: --build NAME=DIR|COMMIT (repeatable) --flags "NAME|NODE FLAGS" (repeatable)
+ * --env "NAME|VAR=VALUE …" (repeatable)
  * --routes "401,detail,list" --rounds N (7)
  * --seconds S (5) --store sqlite|postgres --encounters N (100000)
  * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
@@ -33,6 +35,7 @@ const { values } = parseArgs({
   options: {
     build: { type: 'string', multiple: true, default: [] },
     flags: { type: 'string', multiple: true, default: [] },
+    env: { type: 'string', multiple: true, default: [] },
     routes: { type: 'string', default: '401,detail,list' },
     rounds: { type: 'string', default: '7' },
     seconds: { type: 'string', default: '5' },
@@ -51,12 +54,24 @@ async function main() {
   if (values.pin && cpus().length < 2)
     throw new Error('--pin needs two CPUs: one for the servers, one for wrk');
   buildServer(ROOT);
-  const builds: (Build & { flags?: string[] })[] = [
+  const builds: (Build & { flags?: string[]; env?: Record<string, string> })[] = [
     { name: 'this code', root: ROOT },
     ...values.build.map((text) => parseBuild(text, RESULTS)),
     ...values.flags.map((text) => {
       const [name = '', flags = ''] = text.split('|');
       return { name, root: ROOT, flags: flags.split(/\s+/).filter(Boolean) };
+    }),
+    ...values.env.map((text) => {
+      const [name = '', pairs = ''] = text.split('|');
+      const added = pairs
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((pair) => {
+          const at = pair.indexOf('=');
+          if (at < 1) throw new Error(`--env "${text}": VAR=VALUE pairs after the name`);
+          return [pair.slice(0, at), pair.slice(at + 1)] as const;
+        });
+      return { name, root: ROOT, env: Object.fromEntries(added) };
     }),
   ];
   const env = datasetEnv(PLACE, '');
@@ -65,7 +80,7 @@ async function main() {
   const servers: (Child & { port: number })[] = [];
   try {
     for (const build of builds) {
-      const server = await startEdsServer(env, build.flags ?? [], build.root);
+      const server = await startEdsServer({ ...env, ...build.env }, build.flags ?? [], build.root);
       servers.push(server);
       if (values.pin) pin(server.process.pid!, '0');
     }
