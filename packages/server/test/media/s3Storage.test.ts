@@ -179,6 +179,9 @@ describe('s3 storage on a real S3-compatible server (s3rver)', () => {
   });
 });
 
+/** A storage timeout no retry schedule of the client reaches. */
+const NO_HURRY = { EDS_STORAGE_TIMEOUT_MS: '60000' };
+
 describe('s3 storage when the endpoint fails', () => {
   let dir: string;
   before(() => {
@@ -189,9 +192,14 @@ describe('s3 storage when the endpoint fails', () => {
   /**
    * `exists` rejects with StorageUnavailableError: its message and how long it took. No upper
    * bound on the time: a loaded machine answers late, and the message tells a refusal from a wait.
+   * A refusal or an error answer is asked with a timeout far beyond the client's own retries, so
+   * what comes back is what the endpoint did, not the timeout.
    */
-  async function expectUnavailable(endpoint: string): Promise<{ message: string; elapsed: number }> {
-    const media = createMediaStorage(s3Config(endpoint, dir));
+  async function expectUnavailable(
+    endpoint: string,
+    env: Record<string, string> = {},
+  ): Promise<{ message: string; elapsed: number }> {
+    const media = createMediaStorage(s3Config(endpoint, dir, env));
     const started = performance.now();
     let message = '';
     try {
@@ -211,7 +219,7 @@ describe('s3 storage when the endpoint fails', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as { port: number };
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const { message } = await expectUnavailable(`http://127.0.0.1:${port}`);
+    const { message } = await expectUnavailable(`http://127.0.0.1:${port}`, NO_HURRY);
     assert.match(message, /ECONNREFUSED/, 'the refusal, not a wait for the timeout');
   });
 
@@ -241,7 +249,7 @@ describe('s3 storage when the endpoint fails', () => {
       await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
       const { port } = failing.address() as { port: number };
       try {
-        const { message } = await expectUnavailable(`http://127.0.0.1:${port}`);
+        const { message } = await expectUnavailable(`http://127.0.0.1:${port}`, NO_HURRY);
         assert.match(message, /^object store error/, 'the answer, not a wait for the timeout');
         assert.ok(requests > 0);
       } finally {

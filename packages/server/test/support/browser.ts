@@ -28,12 +28,16 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /**
- * A page in a context of its own that waits for what it is asked without a limit of its own:
- * chromium renders slowly on a loaded machine, and a hang is named by the test runner's timeout.
+ * Far beyond what a page here takes, even on a loaded machine (one drew the reference after more
+ * than 20 s),
+ * and still short of the test runner's limit, so a step that hangs fails with its own name.
  */
+const PAGE_STEP_LIMIT_MS = 300_000;
+
+/** A page in a context of its own, each of its steps allowed PAGE_STEP_LIMIT_MS. */
 export async function openPage(browser: Browser, options: BrowserContextOptions = {}): Promise<Page> {
   const context = await browser.newContext(options);
-  context.setDefaultTimeout(0);
-  context.setDefaultNavigationTimeout(0);
+  context.setDefaultTimeout(PAGE_STEP_LIMIT_MS);
+  context.setDefaultNavigationTimeout(PAGE_STEP_LIMIT_MS);
   return context.newPage();
 }
