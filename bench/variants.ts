@@ -13,11 +13,13 @@
  * path, not to the store. `--flags "NAME|NODE FLAGS"` runs this code with Node flags added to the
  * image's (a later flag wins over an earlier one: `--maglev-destroy-on-background` undoes the
  * image's `--no-maglev-destroy-on-background`). `--env "NAME|VAR=VALUE …"` runs this code with
- * environment variables added (a setting, or one libuv or V8 reads at start).
+ * environment variables added, separated by spaces, values without spaces: a setting, or one
+ * Node.js or libuv reads at start (`UV_USE_IO_URING`, `UV_THREADPOOL_SIZE`). The ports are the
+ * harness's own.
  *
  * Options: --build NAME=DIR|COMMIT (repeatable) --flags "NAME|NODE FLAGS" (repeatable)
  * --env "NAME|VAR=VALUE …" (repeatable)
- * --routes "401,detail,list" --rounds N (7)
+ * --routes "401,detail,list,audio" (default 401,detail,list) --rounds N (7)
  * --seconds S (5) --store sqlite|postgres --encounters N (100000)
  * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
  */
@@ -62,15 +64,19 @@ async function main() {
       return { name, root: ROOT, flags: flags.split(/\s+/).filter(Boolean) };
     }),
     ...values.env.map((text) => {
-      const [name = '', pairs = ''] = text.split('|');
-      const added = pairs
+      const bar = text.indexOf('|');
+      const name = text.slice(0, bar).trim();
+      const pairs = text
+        .slice(bar + 1)
         .split(/\s+/)
-        .filter(Boolean)
-        .map((pair) => {
-          const at = pair.indexOf('=');
-          if (at < 1) throw new Error(`--env "${text}": VAR=VALUE pairs after the name`);
-          return [pair.slice(0, at), pair.slice(at + 1)] as const;
-        });
+        .filter(Boolean);
+      if (bar < 1 || name === '' || pairs.length === 0)
+        throw new Error(`--env "${text}": a name, "|", then VAR=VALUE pairs`);
+      const added = pairs.map((pair) => {
+        const at = pair.indexOf('=');
+        if (at < 1) throw new Error(`--env "${text}": "${pair}" is not VAR=VALUE`);
+        return [pair.slice(0, at), pair.slice(at + 1)] as const;
+      });
       return { name, root: ROOT, env: Object.fromEntries(added) };
     }),
   ];
