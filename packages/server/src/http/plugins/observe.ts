@@ -44,9 +44,10 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
     const reasonCode = request.reasonCode ?? null;
     metrics.httpDuration.observe({ route: routeId, status }, durationMs / 1000);
     metrics.responses.count(routeId, status, reasonCode ?? '');
-    // Written by the service's logger with the request id as its first field: the same line the
-    // request's child logger writes, without building a child logger for every request. Its fields
-    // are ids, numbers, a reason code and a path without its query.
+    // The line the request's child logger would write (the request id first), written to the
+    // service's logger's destination without building a child logger for every request. Its
+    // fields are ids, numbers, a reason code and a path without its query. Checked here too, so
+    // that at `warn` not even the fields are gathered.
     if (logger.isLevelEnabled('info')) {
       requestLine({
         req_id: request.id,
