@@ -40,7 +40,6 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../packages/server/src/auth/token.js';
-import { LIST_QUERY } from '../packages/server/src/contract/listQuery.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
 import {
   ADMIN_URL,
@@ -53,6 +52,7 @@ import {
   MALFORMED_TOKEN,
   mintKey,
 } from './datasets.js';
+import { listPageWalk } from './listPageWalk.js';
 import {
   beforeRoot,
   buildServer,
@@ -172,27 +172,9 @@ function medianByRps(results: WrkResult[]): WrkResult {
   return [...results].sort((x, y) => x.rps - y.rps)[Math.floor(results.length / 2)]!;
 }
 
-/**
- * The pages of "list, a new page each time": every window of 50 encounters, (offset k, limit 50)
- * for each k up to the contract's largest offset, then windows of 49, and so on down to 41, in
- * both sort orders, ordered so that consecutive requests read disjoint pages (offsets 0, 50,
- * 100, …, then 1, 51, …) as a sync job paging through does. Each is a set of patients no earlier
- * request carried, until the walk has used them all (about 200,000 pages): each server walks
- * them from its own start, continuing across rounds, and a walk that wraps is reported.
- */
+/** Each server walks the list's pages from its own start, continuing across rounds. */
 function newPageWalks(sides: Side[]): Map<Side, PathWalk> {
-  const paths: string[] = [];
-  for (const sort of ['desc', 'asc'])
-    for (let limit = 50; limit > 40; limit--) {
-      // The contract's largest offset bounds the walk on data sets larger than it reaches.
-      const windows = Math.min(N - limit + 1, LIST_QUERY.offset.max + 1);
-      for (let phase = 0; phase < limit; phase++)
-        for (let offset = phase; offset < windows; offset += limit)
-          paths.push(`/external/v1/encounters?limit=${limit}&offset=${offset}&sort_order=${sort}`);
-    }
-  const file = join(RESULTS, `list-pages-${N}-${paths.length}.txt`);
-  if (!existsSync(file)) writeFileSync(file, `${paths.join('\n')}\n`);
-  return new Map(sides.map((side) => [side, { file, next: 0, paths: paths.length }]));
+  return new Map(sides.map((side) => [side, listPageWalk(N, RESULTS)]));
 }
 
 /** Every server this run started, stopped however the run ends. */
