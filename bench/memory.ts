@@ -27,7 +27,15 @@ import {
   mintKey,
   recordAnswers,
 } from './datasets.js';
-import { buildServer, type Child, parseBuild, ROOT, startCeiling, startEdsServer } from './processes.js';
+import {
+  buildServer,
+  type Child,
+  parseBuild,
+  parseEnvPairs,
+  ROOT,
+  startCeiling,
+  startEdsServer,
+} from './processes.js';
 import { createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -63,7 +71,7 @@ function parseVariant(text: string): Variant {
   const words = (s: string) => s.split(/\s+/).filter(Boolean);
   return {
     name: name!,
-    env: Object.fromEntries(words(env).map((pair) => pair.split('=', 2) as [string, string])),
+    env: parseEnvPairs(env, '--variant'),
     flags: words(flags),
     node: node?.trim() || undefined,
   };

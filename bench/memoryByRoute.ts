@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, comparedRoutes, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
 import { listPageWalk } from './listPageWalk.js';
-import { buildServer, freePort, ROOT, startEdsServer } from './processes.js';
+import { buildServer, freePort, parseEnvPairs, ROOT, startEdsServer } from './processes.js';
 import { createWrk, type PathWalk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -30,16 +30,6 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const PLACE: DatasetPlace = { store: values.store, encounters: Number(values.encounters), results: RESULTS };
 const MB = 2 ** 20;
 const SPACES = ['old', 'new', 'code', 'large_object'] as const;
-
-function parseEnv(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of text.split(' ').filter(Boolean)) {
-    const at = pair.indexOf('=');
-    if (at < 1) throw new Error(`--env takes VAR=VALUE pairs, not ${JSON.stringify(pair)}`);
-    env[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return env;
-}
 
 function residentMemory(pid: number): string {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -60,7 +50,7 @@ async function heapSpaces(adminPort: number): Promise<string> {
 
 async function main() {
   buildServer(ROOT);
-  const env = { ...datasetEnv(PLACE, ''), ...parseEnv(values.env) };
+  const env = { ...datasetEnv(PLACE, ''), ...parseEnvPairs(values.env, '--env') };
   const data = await buildDataset(PLACE, '', env, ROOT);
   const token = mintKey(data.organizationId, env, ROOT);
   const adminPort = await freePort();

@@ -312,3 +312,14 @@ export function parseBuild(text: string, resultsDir: string): Build {
   if (at <= 0) throw new Error(`--build wants NAME=DIR|COMMIT, got "${text}"`);
   return { name: text.slice(0, at), root: beforeRoot(text.slice(at + 1), resultsDir) };
 }
+
+/** `VAR=VALUE VAR=VALUE`, as the scripts' environment options take them; `option` names the option in errors. */
+export function parseEnvPairs(text: string, option: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of text.split(/\s+/).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new Error(`${option} "${text}": "${pair}" is not VAR=VALUE`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return env;
+}

@@ -30,7 +30,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, comparedRoutes, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
 import { median } from './median.js';
-import { type Build, buildServer, type Child, parseBuild, ROOT, startEdsServer } from './processes.js';
+import {
+  type Build,
+  buildServer,
+  type Child,
+  parseBuild,
+  parseEnvPairs,
+  ROOT,
+  startEdsServer,
+} from './processes.js';
 import { cpuSeconds, createWrk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -66,18 +74,10 @@ async function main() {
     ...values.env.map((text) => {
       const bar = text.indexOf('|');
       const name = text.slice(0, bar).trim();
-      const pairs = text
-        .slice(bar + 1)
-        .split(/\s+/)
-        .filter(Boolean);
-      if (bar < 1 || name === '' || pairs.length === 0)
+      const env = parseEnvPairs(text.slice(bar + 1), '--env');
+      if (bar < 1 || name === '' || Object.keys(env).length === 0)
         throw new Error(`--env "${text}": a name, "|", then VAR=VALUE pairs`);
-      const added = pairs.map((pair) => {
-        const at = pair.indexOf('=');
-        if (at < 1) throw new Error(`--env "${text}": "${pair}" is not VAR=VALUE`);
-        return [pair.slice(0, at), pair.slice(at + 1)] as const;
-      });
-      return { name, root: ROOT, env: Object.fromEntries(added) };
+      return { name, root: ROOT, env };
     }),
   ];
   const env = datasetEnv(PLACE, '');
