@@ -16,7 +16,7 @@
  *
  * Options: --store sqlite|postgres --encounters N (100000) --seconds S (5) --rounds N (3)
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -30,8 +30,10 @@ import {
 import {
   buildServer,
   type Child,
+  type ProcessMemory,
   parseBuild,
   parseEnvPairs,
+  processMemory,
   ROOT,
   startCeiling,
   startEdsServer,
@@ -88,30 +90,12 @@ const variants: Variant[] = [
   }),
 ];
 
-interface Sample {
-  /** VmHWM: the peak so far. */
-  peak: number;
-  rss: number;
-  anon: number;
-  file: number;
-  threads: number;
+interface Sample extends ProcessMemory {
   /** The request thread's V8 heap, committed (the service only). */
   heap?: number;
   heapSpaces?: Record<string, number>;
   /** The phase's answers a second (none for start-up). */
   rps?: number;
-}
-
-function sample(pid: number): Sample {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-  return {
-    peak: kb('VmHWM'),
-    rss: kb('VmRSS'),
-    anon: kb('RssAnon'),
-    file: kb('RssFile'),
-    threads: readdirSync(`/proc/${pid}/task`).length,
-  };
 }
 
 async function probeHeap(child: Child): Promise<Pick<Sample, 'heap' | 'heapSpaces'>> {
@@ -162,7 +146,9 @@ async function main() {
     }
     const pid = server.process.pid!;
     try {
-      const run = { 'start-up': { ...sample(pid), ...(variant ? await probeHeap(server) : {}) } } as Run;
+      const run = {
+        'start-up': { ...processMemory(pid), ...(variant ? await probeHeap(server) : {}) },
+      } as Run;
       for (const [phase, [path, auth]] of Object.entries(paths) as [
         Exclude<Phase, 'start-up'>,
         [string, string],
@@ -171,7 +157,7 @@ async function main() {
           ? `http://127.0.0.1:${server.port}${path}`
           : `http://127.0.0.1:${server.port}/${encodeURIComponent(phase)}`;
         const result = await wrk.measure(url, variant ? auth : undefined, SECONDS);
-        run[phase] = { ...sample(pid), ...(variant ? await probeHeap(server) : {}), rps: result.rps };
+        run[phase] = { ...processMemory(pid), ...(variant ? await probeHeap(server) : {}), rps: result.rps };
       }
       return run;
     } finally {

@@ -9,12 +9,11 @@
  * Options: --store sqlite|postgres --encounters N (100000) --seconds S (10)
  *   --flags "--node-flag …" (added to the image's Node.js flags) --env "VAR=VALUE …"
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, comparedRoutes, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
 import { listPageWalk } from './listPageWalk.js';
-import { buildServer, freePort, parseEnvPairs, ROOT, startEdsServer } from './processes.js';
+import { buildServer, freePort, parseEnvPairs, processMemory, ROOT, startEdsServer } from './processes.js';
 import { createWrk, type PathWalk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -32,10 +31,8 @@ const MB = 2 ** 20;
 const SPACES = ['old', 'new', 'code', 'large_object'] as const;
 
 function residentMemory(pid: number): string {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (field: string) =>
-    Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]) / 1024);
-  return `${mb('VmHWM')} | ${mb('RssAnon')} | ${mb('RssFile')}`;
+  const memory = processMemory(pid);
+  return [memory.peak, memory.anon, memory.file].map((bytes) => Math.round(bytes / MB)).join(' | ');
 }
 
 async function heapSpaces(adminPort: number): Promise<string> {

@@ -1,6 +1,6 @@
 /** Child processes for the benchmark: the eds CLI, the server under test, and RSS sampling. */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -94,10 +94,7 @@ export async function startChild(
 function childHandle(child: ChildProcess): Child {
   return {
     process: child,
-    peakRss: () => {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-    },
+    peakRss: () => processMemory(child.pid!).peak,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -322,4 +319,26 @@ export function parseEnvPairs(text: string, option: string): Record<string, stri
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return env;
+}
+
+/** A process's memory as the kernel counts it (/proc/PID/status), in bytes. */
+export interface ProcessMemory {
+  /** VmHWM: the peak so far. */
+  peak: number;
+  rss: number;
+  anon: number;
+  file: number;
+  threads: number;
+}
+
+export function processMemory(pid: number): ProcessMemory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return {
+    peak: kb('VmHWM'),
+    rss: kb('VmRSS'),
+    anon: kb('RssAnon'),
+    file: kb('RssFile'),
+    threads: readdirSync(`/proc/${pid}/task`).length,
+  };
 }
