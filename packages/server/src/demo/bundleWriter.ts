@@ -1,6 +1,7 @@
 /**
  * Writes demo batches. On PostgreSQL (and any store without a raw SQLite handle) through the
- * store's batch writers; on SQLite through prepared single-row upserts in one synchronous
+ * store's batch writers, a transaction per batch, with the planner's statistics kept up as the
+ * tables grow (LoadStatistics); on SQLite through prepared single-row upserts in one synchronous
  * transaction per batch, which is what makes a million encounters load in minutes. The SQLite
  * path leaves the per-day count roll-up and the read model to `finish`, which rebuilds them once
  * per organization.
@@ -8,7 +9,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';
 import { endReadSnapshot, type Store } from '../database/connection.js';
+import { LoadStatistics } from '../database/plannerStatistics.js';
 import type { PatientsTable } from '../database/schema.js';
+import type { Logger } from '../logger.js';
 import { applyReadModelChanges } from '../readModel/write/changes.js';
 import { rebuildReadModel } from '../readModel/write/rebuild.js';
 import {
@@ -31,20 +34,24 @@ export interface BundleWriter {
 /** Encounters (or patients) per SQLite transaction. */
 const ROWS_PER_COMMIT = 100_000;
 
-export function createBundleWriter(store: Store): BundleWriter {
-  return store.sqlite ? sqliteWriter(store, store.sqlite) : kyselyWriter(store);
+export function createBundleWriter(store: Store, logger: Pick<Logger, 'warn'>): BundleWriter {
+  return store.sqlite
+    ? sqliteWriter(store, store.sqlite)
+    : kyselyWriter(store, new LoadStatistics(store, logger));
 }
 
-function kyselyWriter(store: Store): BundleWriter {
+function kyselyWriter(store: Store, statistics: LoadStatistics): BundleWriter {
   const db = store.db;
   return {
-    patients: (rows) =>
-      db.transaction().execute(async (tx) => {
+    patients: async (rows) => {
+      await db.transaction().execute(async (tx) => {
         await upsertPatients(tx, rows);
         await applyReadModelChanges(tx, { patients: rows.map((r) => r.id) });
-      }),
-    encounters: (bundles) =>
-      db.transaction().execute(async (tx) => {
+      });
+      await statistics.committed(rows.length);
+    },
+    encounters: async (bundles) => {
+      await db.transaction().execute(async (tx) => {
         await upsertEncounters(
           tx,
           bundles.map((b) => b.encounter),
@@ -66,9 +73,17 @@ function kyselyWriter(store: Store): BundleWriter {
           encounters: bundles.map((b) => b.encounter.id),
           documents: bundles.flatMap((b) => b.documents.map((d) => d.id)),
         });
-      }),
+      });
+      await statistics.committed(bundles.reduce((rows, b) => rows + bundleRows(b), 0));
+    },
     finish: async () => {},
   };
+}
+
+/** About the rows an encounter's bundle writes, its stored answers included. */
+function bundleRows(bundle: EncounterBundle): number {
+  const { documents, transcripts, recordings } = bundle;
+  return 2 + 2 * documents.length + transcripts.length + recordings.length;
 }
 
 /** `INSERT … ON CONFLICT (key) DO UPDATE SET` the other columns: the same upsert as the writers. */

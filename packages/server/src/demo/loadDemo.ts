@@ -80,7 +80,7 @@ async function loadData(services: Services, options: DemoOptions): Promise<DemoR
   const audio = await storeAudioPool(services);
   const { faker, random } = await createDemoFaker();
   const generator = new DemoGenerator(options.seed, faker, random, audio);
-  const writer = createBundleWriter(services.store);
+  const writer = createBundleWriter(services.store, services.logger);
 
   const sizes = DEMO_ORGANIZATIONS.map((org) =>
     org.encounters === 'scaled' ? options.encounters : org.encounters,

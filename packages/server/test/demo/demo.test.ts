@@ -69,7 +69,7 @@ forEachStore('eds demo', (kind) => {
     assert.equal(keys.length, 2, 'one new key per run, nothing else added');
   });
 
-  test('the planner has statistics for the loaded tables afterwards, and PostgreSQL has vacuumed them (no stale plans or heap visits after a bulk load)', async () => {
+  test('the planner has statistics for the loaded tables and the read model afterwards, and PostgreSQL has vacuumed them (no stale plans or heap visits after a bulk load)', async () => {
     const db = a.services.store.db;
     if (kind === 'postgres') {
       const { rows } = await sql<{ relname: string }>`
@@ -77,14 +77,35 @@ forEachStore('eds demo', (kind) => {
         db,
       );
       const analyzed = rows.map((r) => r.relname);
-      for (const table of ['encounters', 'patients', 'documents']) assert.ok(analyzed.includes(table), table);
+      for (const table of ['encounters', 'patients', 'documents', 'encounter_reads', 'document_reads']) {
+        assert.ok(analyzed.includes(table), table);
+      }
       // Vacuumed too: pages marked all-visible, so index-only scans need not visit the table.
       const { rows: visibility } = await sql<{ relname: string; relallvisible: number }>`
-        SELECT relname, relallvisible FROM pg_class WHERE relname IN ('encounters', 'documents')`.execute(db);
+        SELECT relname, relallvisible FROM pg_class
+        WHERE relname IN ('encounters', 'documents', 'encounter_reads', 'document_reads')`.execute(db);
+      assert.equal(visibility.length, 4);
       for (const row of visibility) assert.ok(row.relallvisible > 0, `${row.relname} all-visible pages`);
     } else {
       const { rows } = await sql<{ tbl: string }>`SELECT DISTINCT tbl FROM sqlite_stat1`.execute(db);
       assert.ok(rows.map((r) => r.tbl).includes('encounters'));
+    }
+  });
+
+  test('a load on PostgreSQL analyzes its tables while they grow, not only once at the end', {
+    skip: kind === 'sqlite' ? 'SQLite plans these reads by their indexes without statistics' : false,
+  }, async () => {
+    const other = await createCommandServices(kind);
+    try {
+      // About 15,000 rows: past the first mark (10,000), so one analyze during the load.
+      await loadDemo(other.services, { seed: 9, encounters: 2500 });
+      const { rows } = await sql<{ analyze_count: string }>`
+        SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'documents'`.execute(
+        other.services.store.db,
+      );
+      assert.ok(Number(rows[0]!.analyze_count) >= 2, `analyzed ${rows[0]!.analyze_count} times`);
+    } finally {
+      await other.close();
     }
   });
 
