@@ -57,12 +57,13 @@ export async function refreshPlannerStatistics(
 /**
  * Statistics kept up while a load written in many transactions (the demo's batches) runs on
  * PostgreSQL. Tables that were empty when the load began have none, and without them the planner
- * read each batch's documents by encounter with a scan of the whole `documents` table: every
- * batch slower than the one before, a million encounters in over 20 minutes. So the loaded tables
- * are analyzed (a sample, not a vacuum) each time the rows written since the last analyze reach
- * the rows written before it, from BULK_LOAD_ROWS on: about ten analyzes for a million encounters.
- * Called between transactions: an ANALYZE inside one would hold its lock until the commit.
- * SQLite plans these reads by their indexes without statistics; nothing to do there.
+ * read each batch's documents by encounter with a scan of the whole `documents` table: every batch
+ * slower than the one before, a million encounters in 21 minutes instead of 11 (docs/benchmarks.md,
+ * Import and demo generation). So the loaded tables are analyzed (a sample, not a vacuum) each time
+ * the rows written since the last analyze reach the rows written before it, from BULK_LOAD_ROWS on:
+ * about ten analyzes for a million encounters. Called between transactions: an ANALYZE inside one
+ * would hold its lock until the commit. SQLite plans these reads by their indexes without
+ * statistics; nothing to do there.
  */
 export class LoadStatistics {
   private written = 0;
