@@ -174,7 +174,8 @@ function medianByRps(results: WrkResult[]): WrkResult {
 
 /** Each server walks the list's pages from its own start, continuing across rounds. */
 function newPageWalks(sides: Side[]): Map<Side, PathWalk> {
-  return new Map(sides.map((side) => [side, listPageWalk(N, RESULTS)]));
+  const walk = listPageWalk(N, RESULTS);
+  return new Map(sides.map((side) => [side, { ...walk }]));
 }
 
 /** Every server this run started, stopped however the run ends. */

@@ -74,9 +74,10 @@ async function main() {
     ...values.env.map((text) => {
       const bar = text.indexOf('|');
       const name = text.slice(0, bar).trim();
+      const shape = new Error(`--env "${text}": a name, "|", then VAR=VALUE pairs`);
+      if (bar < 1 || name === '') throw shape;
       const env = parseEnvPairs(text.slice(bar + 1), '--env');
-      if (bar < 1 || name === '' || Object.keys(env).length === 0)
-        throw new Error(`--env "${text}": a name, "|", then VAR=VALUE pairs`);
+      if (Object.keys(env).length === 0) throw shape;
       return { name, root: ROOT, env };
     }),
   ];
