@@ -45,24 +45,29 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
           bar.finish();
           // Quoted: zsh (macOS's shell) reads an unquoted `?` as a glob and refuses the line.
           const curl = `curl -H 'Authorization: Bearer ${demo.token}' '${config.publicBaseUrl}/external/v1/encounters?limit=2'`;
-          printJson({
-            base_url: config.publicBaseUrl,
-            api_key: demo.token,
-            organization_id: demo.organizationId,
-            key_id: demo.keyId,
-            encounters: demo.encounters,
-            seed: opts.seed,
-            organizations: demo.organizations,
-            examples: demo.examples,
-            curl,
-          });
-          note(
-            `Demo data loaded (${demo.encounters.toLocaleString('en-US')} encounters). The api_key above is shown once.` +
-              (opts.serve
-                ? ' Starting the API; try the curl line above.'
-                : ' Run `eds serve`, then try the curl line above.'),
-          );
-          if (opts.serve) await serveUntilSignal(services, { api: true, worker: opts.worker });
+          const printDemo = () => {
+            printJson({
+              base_url: config.publicBaseUrl,
+              api_key: demo.token,
+              organization_id: demo.organizationId,
+              key_id: demo.keyId,
+              encounters: demo.encounters,
+              seed: opts.seed,
+              organizations: demo.organizations,
+              examples: demo.examples,
+              curl,
+            });
+            note(
+              `Demo data loaded (${demo.encounters.toLocaleString('en-US')} encounters). The api_key above is shown once.` +
+                (opts.serve
+                  ? ' The API is listening: try the curl line above.'
+                  : ' Run `eds serve`, then try the curl line above.'),
+            );
+          };
+          // With --serve the key is printed once the API answers, so its curl line works at once.
+          if (opts.serve)
+            await serveUntilSignal(services, { api: true, worker: opts.worker, onStarted: printDemo });
+          else printDemo();
           return undefined;
         },
         { requireSchema: false },

@@ -15,24 +15,37 @@ import type { runCommand } from './runCommand.js';
 export interface ServeOptions {
   api: boolean;
   worker: boolean;
+  /**
+   * Called once everything asked for has started, before any line saying so is logged: what it
+   * prints comes first on standard output, and a curl line in it works as soon as it appears.
+   */
+  onStarted?: () => void;
 }
 
 /** Starts the API and/or the delivery worker and resolves once a signal has shut them down. */
 export async function serveUntilSignal(services: Services, options: ServeOptions): Promise<void> {
   warnAboutExposedDataFiles(services);
   const stops: (() => Promise<void>)[] = [];
+  const started: (() => void)[] = [];
   try {
     if (options.api) {
       const { startServer } = await import('../http/server.js');
       const server = await startServer(services);
       stops.push(() => server.close());
-      services.logger.info({ url: server.url, media_url: server.mediaUrl ?? null }, 'api listening');
+      started.push(() =>
+        services.logger.info(
+          { url: server.url, media_url: server.mediaUrl ?? null, admin_url: server.adminUrl ?? null },
+          'api listening',
+        ),
+      );
     }
     if (options.worker) {
       const { startDeliveryWorker } = await import('../webhooks/worker.js');
       const worker = startDeliveryWorker(services);
       stops.push(() => worker.stop());
-      services.logger.info({ enabled: services.config.webhooks.enabled }, 'webhook worker started');
+      started.push(() =>
+        services.logger.info({ enabled: services.config.webhooks.enabled }, 'webhook worker started'),
+      );
     }
   } catch (error) {
     await stopAll(stops);
@@ -44,6 +57,8 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
     }
     throw error;
   }
+  options.onStarted?.();
+  for (const say of started) say();
   const signal = await nextSignal();
   services.logger.info({ signal }, 'shutting down');
   await stopAll(stops);

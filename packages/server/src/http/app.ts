@@ -9,6 +9,7 @@ import { ROUTE_LIST } from '../contract/routes.js';
 import { NAMED_SCHEMAS } from '../contract/schemas.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
 import { METHODS } from '../nodeHttp.js';
 import type { ApiContext } from './apiContext.js';
 import type { ConnectionLimit } from './connectionLimit.js';
@@ -28,7 +29,7 @@ import { API_ROUTES } from './routes/index.js';
 export async function buildApp(context: ApiContext, connections: ConnectionLimit): Promise<FastifyInstance> {
   const { config, logger } = context.services;
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance: frameworkLogger(logger) as FastifyBaseLogger,
     // One line per request is written by plugins/observe.ts, without headers or query strings.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'req_id' }),
     genReqId: () => newId('req'),
@@ -91,4 +92,15 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
       handler: async () => undefined,
     });
   }
+}
+
+/**
+ * Fastify's own logger. With request logging off, the one line Fastify writes below `warn` is its
+ * "Server listening at …", which the service's `api listening` line says along with the media and
+ * admin URLs; leaving it out keeps `eds demo --serve`'s JSON the first line on standard output.
+ * Fastify's warnings and errors, and every line written through `request.log`, still reach the log.
+ */
+function frameworkLogger(logger: Logger): Logger {
+  const warn = logger.levels.values.warn ?? 40;
+  return logger.levelVal >= warn ? logger : logger.child({}, { level: 'warn' });
 }

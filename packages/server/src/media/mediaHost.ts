@@ -56,7 +56,8 @@ export async function startMediaHost(
   if (!isServable(media)) {
     log.info({ driver: media.driver }, 'media host has nothing to serve: links point at the object store');
   }
-  log.info({ url }, 'media host listening');
+  // At debug: `eds serve` says where the media host listens in its `api listening` line.
+  log.debug({ url }, 'media host listening');
   return { url, close: () => closeServer(server, config.http.shutdownGraceMs) };
 }
 

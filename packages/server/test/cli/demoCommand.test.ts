@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { isWellFormedToken } from '../../src/auth/token.js';
 import { cliEnv, EDS_BIN, edsJson, runEds } from '../support/cli.js';
+import { freePort } from '../support/processes.js';
 import { createTestDatabase, type TestDatabase } from '../support/stores.js';
 
 interface DemoOutput {
@@ -83,6 +84,59 @@ test('eds serve answers with the demo key, and stops cleanly on SIGTERM', async 
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     assert.equal(code, 0, stderr);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
+
+/** Starts `eds demo --serve` on free ports; resolves with its first line on standard output. */
+async function startDemoServe(): Promise<{ child: ChildProcess; firstLine: string; stderr: () => string }> {
+  // Another process may take a free port before the child binds it: then try fresh ones.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [EDS_BIN, 'demo', '--encounters', '2', '--serve'], {
+      env: {
+        ...env,
+        EDS_PORT: String(port),
+        EDS_MEDIA_PORT: String(await freePort()),
+        EDS_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        EDS_LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
+    try {
+      const firstLine = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+        });
+        child.on('exit', (code) => reject(new Error(`demo exited ${code}: ${stderr}`)));
+      });
+      return { child, firstLine, stderr: () => stderr };
+    } catch (error) {
+      if (!/cannot listen: .*EADDRINUSE/.test(stderr) || attempt === 5) throw error;
+    }
+  }
+}
+
+test('eds demo --serve prints its key as the first line once the API answers: its curl line works at once', async () => {
+  const { child, firstLine, stderr } = await startDemoServe();
+  try {
+    const demo = JSON.parse(firstLine) as DemoOutput;
+    // What a script does with that line, before any log line follows it.
+    const response = await fetch(`${demo.base_url}/external/v1/encounters?limit=2`, {
+      headers: { authorization: `Bearer ${demo.api_key}` },
+    });
+    assert.equal(response.status, 200);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0, stderr());
+    assert.match(stderr(), /The API is listening: try the curl line above/);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
