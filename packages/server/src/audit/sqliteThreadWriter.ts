@@ -10,6 +10,7 @@ import type SQLite from 'better-sqlite3';
 import type { Logger } from '../logger.js';
 import type { AuditRecord } from '../store/auditRows.js';
 import type { AuditWriter } from './auditWriter.js';
+import { withSmallYoungGeneration } from './smallYoungGeneration.js';
 import {
   CHECKPOINT_FAILED,
   type CloseRequest,
@@ -149,8 +150,8 @@ export class SqliteThreadWriter implements AuditWriter {
 function startThread(data: WriterThreadData): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSources ? './sqliteWriterThread.ts' : './sqliteWriterThread.js', import.meta.url);
-  if (!fromSources) return new Worker(entry, { workerData: data });
+  if (!fromSources) return withSmallYoungGeneration(() => new Worker(entry, { workerData: data }));
   const tsx = import.meta.resolve('tsx/esm/api');
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return withSmallYoungGeneration(() => new Worker(boot, { eval: true, workerData: data }));
 }

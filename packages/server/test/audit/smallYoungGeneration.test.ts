@@ -1,0 +1,47 @@
+/**
+ * A thread started small has a smaller young generation than its process's threads, and threads
+ * started after it get the process's own again. V8 counts the young generation in an isolate's
+ * heap size limit, which is how the sizes are read here.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { withSmallYoungGeneration } from '../../src/audit/smallYoungGeneration.js';
+
+const REPORT_LIMIT = `require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)`;
+
+async function heapLimitOf(worker: Worker): Promise<number> {
+  const [limit] = (await once(worker, 'message')) as [number];
+  await worker.terminate();
+  return limit;
+}
+
+const plainThread = () => new Worker(REPORT_LIMIT, { eval: true });
+
+test('a thread started small gets a smaller young generation; later threads the usual one', async () => {
+  const before = await heapLimitOf(plainThread());
+  const small = await heapLimitOf(withSmallYoungGeneration(plainThread));
+  const after = await heapLimitOf(plainThread());
+  assert.ok(small < before, `small thread's heap limit ${small} is not below ${before}`);
+  assert.equal(after, before);
+});
+
+test('threads started small together all get the small young generation', async () => {
+  const before = await heapLimitOf(plainThread());
+  const first = withSmallYoungGeneration(plainThread);
+  const second = withSmallYoungGeneration(plainThread);
+  const [a, b] = await Promise.all([heapLimitOf(first), heapLimitOf(second)]);
+  assert.ok(a < before && b < before, `${a}, ${b} against ${before}`);
+  assert.equal(await heapLimitOf(plainThread()), before);
+});
+
+test('a thread that cannot start leaves the process flag as it was', async () => {
+  const before = await heapLimitOf(plainThread());
+  assert.throws(() =>
+    withSmallYoungGeneration(() => {
+      throw new Error('no thread');
+    }),
+  );
+  assert.equal(await heapLimitOf(plainThread()), before);
+});
