@@ -3,6 +3,7 @@
  * service exposes is declared here so their names and labels are seen together.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { observeGcDurations } from './gcDurationMetric.js';
 import { OutcomeTally } from './outcomeTally.js';
 import { ResponseTally } from './responseTally.js';
 
@@ -49,6 +50,7 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'eds_' });
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
+  observeGcDurations(registry, 'eds_nodejs_gc_duration_seconds');
   const sources: MetricSources = {};
   const responses = new ResponseTally();
   const keyCacheLookups = new OutcomeTally<'hit' | 'miss'>();
