@@ -11,8 +11,10 @@ media=$(node -e "const s=require('net').createServer().listen(0,()=>{console.log
 EDS_DATABASE_URL="$work/eds.sqlite" EDS_PORT=$port EDS_MEDIA_PORT=$media EDS_LOG_LEVEL=warn \
   node packages/server/bin/eds.js demo --serve > "$work/demo.json" 2> "$work/demo.log" &
 server=$!
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+# The key's line is printed once the API answers (or, if it cannot start, before the process ends).
+for _ in $(seq 1 300); do
+  [ "$(wc -l < "$work/demo.json")" -ge 1 ] && break
+  kill -0 "$server" 2>/dev/null || break
   sleep 0.2
 done
 key=$(node -e "console.log(JSON.parse(require('fs').readFileSync('$work/demo.json','utf8')).api_key)")

@@ -43,11 +43,11 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
             onProgress: bar.update,
           });
           bar.finish();
-          // Quoted: zsh (macOS's shell) reads an unquoted `?` as a glob and refuses the line.
-          const curl = `curl -H 'Authorization: Bearer ${demo.token}' '${config.publicBaseUrl}/external/v1/encounters?limit=2'`;
-          const printDemo = () => {
+          const printDemo = (baseUrl: string, next: string) => {
+            // Quoted: zsh (macOS's shell) reads an unquoted `?` as a glob and refuses the line.
+            const curl = `curl -H 'Authorization: Bearer ${demo.token}' '${baseUrl}/external/v1/encounters?limit=2'`;
             printJson({
-              base_url: config.publicBaseUrl,
+              base_url: baseUrl,
               api_key: demo.token,
               organization_id: demo.organizationId,
               key_id: demo.keyId,
@@ -58,19 +58,43 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
               curl,
             });
             note(
-              `Demo data loaded (${demo.encounters.toLocaleString('en-US')} encounters). The api_key above is shown once.` +
-                (opts.serve
-                  ? ' The API is listening: try the curl line above.'
-                  : ' Run `eds serve`, then try the curl line above.'),
+              `Demo data loaded (${demo.encounters.toLocaleString('en-US')} encounters). The api_key above is shown once. ${next}`,
             );
           };
-          // With --serve the key is printed once the API answers, so its curl line works at once.
-          if (opts.serve)
-            await serveUntilSignal(services, { api: true, worker: opts.worker, onStarted: printDemo });
-          else printDemo();
+          if (!opts.serve) printDemo(config.publicBaseUrl, 'Run `eds serve`, then try the curl line above.');
+          else {
+            // The key is printed once the API answers, so its curl line works at once.
+            let printed = false;
+            try {
+              await serveUntilSignal(services, {
+                api: true,
+                worker: opts.worker,
+                onStarted: ({ apiUrl }) => {
+                  printed = true;
+                  printDemo(
+                    listeningBaseUrl(config.publicBaseUrl, apiUrl),
+                    'The API is listening: try the curl line above.',
+                  );
+                },
+              });
+            } catch (error) {
+              // The key is already stored and never shown again: a start that failed keeps it.
+              if (!printed)
+                printDemo(
+                  config.publicBaseUrl,
+                  'The API did not start (below); `eds serve` runs it with this key.',
+                );
+              throw error;
+            }
+          }
           return undefined;
         },
         { requireSchema: false },
       ),
     );
+}
+
+/** A base URL naming port 0 asked for any free port: the URL is the one the API got. */
+function listeningBaseUrl(configured: string, apiUrl: string | undefined): string {
+  return apiUrl !== undefined && new URL(configured).port === '0' ? apiUrl : configured;
 }

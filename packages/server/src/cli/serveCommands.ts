@@ -16,22 +16,30 @@ export interface ServeOptions {
   api: boolean;
   worker: boolean;
   /**
-   * Called once everything asked for has started, before any line saying so is logged: what it
-   * prints comes first on standard output, and a curl line in it works as soon as it appears.
+   * Called once everything asked for has started, before any line about the start is logged
+   * (warnings included): what it prints comes first on standard output, and a curl line in it
+   * works as soon as it appears.
    */
-  onStarted?: () => void;
+  onStarted?: (started: { apiUrl: string | undefined }) => void;
 }
 
 /** Starts the API and/or the delivery worker and resolves once a signal has shut them down. */
 export async function serveUntilSignal(services: Services, options: ServeOptions): Promise<void> {
-  warnAboutExposedDataFiles(services);
+  const exposed = exposedFiles(dataFilesOf(services.config));
+  const warnAboutExposedFiles = () => warnAboutExposedDataFiles(services, exposed);
+  // Listened for from the start: a signal while starting, or from a script that stops the process
+  // as soon as it has read the first line, ends it cleanly once started, not abruptly.
+  const signalled = nextSignal();
   const stops: (() => Promise<void>)[] = [];
+  // Logged once everything has started, after what `onStarted` prints.
   const started: (() => void)[] = [];
+  let apiUrl: string | undefined;
   try {
     if (options.api) {
       const { startServer } = await import('../http/server.js');
       const server = await startServer(services);
       stops.push(() => server.close());
+      apiUrl = server.url;
       started.push(() =>
         services.logger.info(
           { url: server.url, media_url: server.mediaUrl ?? null, admin_url: server.adminUrl ?? null },
@@ -43,12 +51,12 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
       const { startDeliveryWorker } = await import('../webhooks/worker.js');
       const worker = startDeliveryWorker(services);
       stops.push(() => worker.stop());
-      started.push(() =>
-        services.logger.info({ enabled: services.config.webhooks.enabled }, 'webhook worker started'),
-      );
+      started.push(() => logWorkerStarted(services));
     }
+    options.onStarted?.({ apiUrl });
   } catch (error) {
     await stopAll(stops);
+    warnAboutExposedFiles();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new OperatorError(
@@ -57,19 +65,29 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
     }
     throw error;
   }
-  options.onStarted?.();
   for (const say of started) say();
-  const signal = await nextSignal();
+  warnAboutExposedFiles();
+  const signal = await signalled;
   services.logger.info({ signal }, 'shutting down');
   await stopAll(stops);
+}
+
+function logWorkerStarted(services: Services): void {
+  if (services.config.webhooks.enabled) services.logger.info({ enabled: true }, 'webhook worker started');
+  // The event is planned_not_generally_available: nothing is delivered unless switched on.
+  else
+    services.logger.warn(
+      { component: 'webhook-worker' },
+      'webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED); the worker stays idle',
+    );
 }
 
 /**
  * Files this version creates 0600 may predate it, or have been copied or restored with a wider
  * mode: the service still starts, and the operator is told which to `chmod`.
  */
-function warnAboutExposedDataFiles(services: Services): void {
-  for (const file of exposedFiles(dataFilesOf(services.config))) {
+function warnAboutExposedDataFiles(services: Services, exposed: ReturnType<typeof exposedFiles>): void {
+  for (const file of exposed) {
     services.logger.warn(
       { path: file.path, mode: file.mode },
       'a file holding patient data or secrets is open to other users: chmod it to 600 (folders 700)',

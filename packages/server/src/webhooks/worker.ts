@@ -66,11 +66,9 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
   const db = services.store.db;
   const log = logger.child({ component: 'webhook-worker' });
 
-  if (!settings.enabled) {
-    // The event is planned_not_generally_available: nothing is delivered unless switched on.
-    log.warn('webhook delivery is off in this deployment (EDS_WEBHOOKS_ENABLED); the worker stays idle');
-    return { stop: async () => {} };
-  }
+  // The event is planned_not_generally_available: nothing is delivered unless switched on (the
+  // process that starts the worker says so).
+  if (!settings.enabled) return { stop: async () => {} };
 
   const random = options.random ?? Math.random;
   const agent = createEgressAgent({

@@ -14,7 +14,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-const STARTUP_BOUND_MS = 180_000;
+export const STARTUP_BOUND_MS = 180_000;
 
 export interface ServeProcess {
   url: string;
@@ -27,7 +27,7 @@ export interface ServeProcess {
 }
 
 /** Times a start is tried again when another process took its free port first. */
-const PORT_RACES = 5;
+export const PORT_RACES = 5;
 
 /**
  * A free port is only free until someone binds it: between `freePort()` and the child's listen,
