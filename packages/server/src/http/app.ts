@@ -95,12 +95,13 @@ function registerMethodNotAllowed(app: FastifyInstance): void {
 }
 
 /**
- * Fastify's own logger. With request logging off, the one line Fastify writes below `warn` is its
+ * Fastify's own logger. With request logging off, the one line Fastify writes at `info` is its
  * "Server listening at …", which the service's `api listening` line says along with the media and
- * admin URLs; leaving it out keeps `eds demo --serve`'s JSON the first line on standard output.
- * Fastify's warnings and errors, and every line written through `request.log`, still reach the log.
+ * admin URLs; at `info` (the default) Fastify's logger starts at `warn`, which keeps
+ * `eds demo --serve`'s JSON the first line on standard output. Fastify's warnings and errors still
+ * reach the log, and so does `request.log`, which the service writes to only at `error`. Asked for
+ * `debug` or `trace`, Fastify logs everything, its listen line included.
  */
 function frameworkLogger(logger: Logger): Logger {
-  const warn = logger.levels.values.warn ?? 40;
-  return logger.levelVal >= warn ? logger : logger.child({}, { level: 'warn' });
+  return logger.level === 'info' ? logger.child({}, { level: 'warn' }) : logger;
 }
