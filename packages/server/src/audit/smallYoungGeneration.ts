@@ -13,8 +13,11 @@ export const SMALL_SEMI_SPACE_MB = 1;
  * image) the audit writer's young generation grows to about 8 MB under load, resident for
  * nothing; the Worker's `resourceLimits.maxYoungGenerationSizeMb` does not bound it, as V8 lets
  * the flag override it. V8 reads the flag when it builds the thread's heap, which is done once
- * the thread is `online`: the flag is put back then, so threads started later get the process's
- * own (the request thread's heap was sized at start-up and does not read it again).
+ * the thread is `online`: the flag is put back then, to the value on the process's command line
+ * (the request thread's heap was sized at start-up and does not read it again). A value given
+ * only in NODE_OPTIONS is not read back: a thread started later would get V8's default, and the
+ * service starts no other. The caller keeps its own `error` listener: the one added here would
+ * otherwise keep a thread's failure from being thrown.
  */
 export function withSmallYoungGeneration(start: () => Worker): Worker {
   if (threadsBeingBuilt++ === 0) setFlagsFromString(`--max-semi-space-size=${SMALL_SEMI_SPACE_MB}`);
@@ -42,10 +45,7 @@ let threadsBeingBuilt = 0;
 
 const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(?:=(.*))?$/;
 
-/**
- * The process's own `--max-semi-space-size`, from its command line (where the image sets it), or
- * 0, V8's default.
- */
+/** The command line's `--max-semi-space-size` (where the image sets it), or 0, V8's default. */
 function restoreSemiSpaceFlag(): void {
   let megabytes = '0';
   process.execArgv.forEach((arg, i) => {

@@ -4,6 +4,7 @@
  * heap size limit, which is how the sizes are read here.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
@@ -44,4 +45,19 @@ test('a thread that cannot start leaves the process flag as it was', async () =>
     }),
   );
   assert.equal(await heapLimitOf(plainThread()), before);
+});
+
+test('the flag put back is the one on the process command line, as the image gives it', () => {
+  const fixture = new URL('./fixtures/heapLimits.ts', import.meta.url).pathname;
+  for (const flag of ['--max-semi-space-size=4', '--max_semi_space_size=4']) {
+    const run = spawnSync(process.execPath, [flag, '--import', 'tsx', fixture], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const { before, small, after } = JSON.parse(run.stdout) as {
+      before: number;
+      small: number;
+      after: number;
+    };
+    assert.ok(small < before, `${flag}: ${small} against ${before}`);
+    assert.equal(after, before, flag);
+  }
 });
