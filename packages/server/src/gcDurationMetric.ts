@@ -18,11 +18,11 @@ const KINDS: Readonly<Record<number, string>> = {
 };
 
 /**
- * Replaces the default collector's histogram of that name in `registry`. The default collector's
- * observer stays subscribed (prom-client has no way to leave it out or stop it) and writes to a
- * histogram no longer scraped.
+ * Replaces the default collector's histogram of that name in `registry`; returns what stops
+ * observing. The default collector's observer stays subscribed (prom-client has no way to leave it
+ * out or stop it) and writes to a histogram no longer scraped.
  */
-export function observeGcDurations(registry: Registry, name: string): void {
+export function observeGcDurations(registry: Registry, name: string): () => void {
   registry.removeSingleMetric(name);
   const histogram = new Histogram({
     name,
@@ -32,11 +32,13 @@ export function observeGcDurations(registry: Registry, name: string): void {
     registers: [registry],
   });
   const byKind = new Map(Object.entries(KINDS).map(([code, kind]) => [Number(code), histogram.labels(kind)]));
-  new PerformanceObserver((list) => {
+  const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       // A gc entry's `detail` (Node.js's types leave it off the base entry).
       const detail = (entry as { detail?: NodeGCPerformanceDetail }).detail;
       if (detail !== undefined) byKind.get(detail.kind)?.observe(entry.duration / 1000);
     }
-  }).observe({ entryTypes: ['gc'] });
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => observer.disconnect();
 }

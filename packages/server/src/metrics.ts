@@ -50,13 +50,15 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'eds_' });
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
-  observeGcDurations(registry, 'eds_nodejs_gc_duration_seconds');
+  const stopObservingGc = observeGcDurations(registry, 'eds_nodejs_gc_duration_seconds');
   const sources: MetricSources = {};
   const responses = new ResponseTally();
   const keyCacheLookups = new OutcomeTally<'hit' | 'miss'>();
   return {
     registry,
     sources,
+    /** Stops what observes the process for these metrics (with the services that own them). */
+    close: stopObservingGc,
     /** Every HTTP answer is counted here (`eds_http_responses_total`). */
     responses,
     /** Every key verification's cache outcome is counted here (`eds_key_cache_lookups_total`). */

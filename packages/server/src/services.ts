@@ -52,6 +52,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     metrics,
     async close() {
+      metrics.close();
       await media.close?.();
       await store.close();
     },

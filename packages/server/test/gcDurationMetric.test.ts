@@ -60,3 +60,28 @@ test('the metric is one histogram by kind, as the default collector named it', a
   const metric = await registry.getSingleMetric(NAME)?.get();
   assert.match(metric?.help ?? '', /by kind, one of major, minor, incremental or weakcb/);
 });
+
+test('closed with its services, the metric stops observing', async () => {
+  const metrics = createMetrics();
+  metrics.close();
+  let seen = 0;
+  const witness = new PerformanceObserver((list) => {
+    seen += list.getEntries().length;
+  });
+  witness.observe({ entryTypes: ['gc'] });
+  try {
+    while (seen === 0) {
+      let kept: object[] = [];
+      for (let i = 0; i < 500_000; i++) {
+        kept.push({ i });
+        if (kept.length > 10_000) kept = [];
+      }
+      await nextTurn();
+    }
+    await nextTurn();
+    const counted = [...(await countsByKind(metrics.registry)).values()].reduce((a, b) => a + b, 0);
+    assert.equal(counted, 0);
+  } finally {
+    witness.disconnect();
+  }
+});
