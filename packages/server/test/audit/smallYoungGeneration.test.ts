@@ -5,20 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { test } from 'node:test';
-import { Worker } from 'node:worker_threads';
 import { withSmallYoungGeneration } from '../../src/audit/smallYoungGeneration.js';
-
-const REPORT_LIMIT = `require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)`;
-
-async function heapLimitOf(worker: Worker): Promise<number> {
-  const [limit] = (await once(worker, 'message')) as [number];
-  await worker.terminate();
-  return limit;
-}
-
-const plainThread = () => new Worker(REPORT_LIMIT, { eval: true });
+import { heapLimitOf, plainThread } from '../support/threadHeap.js';
 
 test('a thread started small gets a smaller young generation; later threads the usual one', async () => {
   const before = await heapLimitOf(plainThread());
