@@ -43,7 +43,9 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
             onProgress: bar.update,
           });
           bar.finish();
-          const printDemo = (baseUrl: string, next: string) => {
+          // Without a curl line when the API did not start: a script must not take the key's line as
+          // a sign that something answers at the base URL.
+          const printDemo = (baseUrl: string, next: string, withCurl = true) => {
             // Quoted: zsh (macOS's shell) reads an unquoted `?` as a glob and refuses the line.
             const curl = `curl -H 'Authorization: Bearer ${demo.token}' '${baseUrl}/external/v1/encounters?limit=2'`;
             printJson({
@@ -55,13 +57,13 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
               seed: opts.seed,
               organizations: demo.organizations,
               examples: demo.examples,
-              curl,
+              ...(withCurl ? { curl } : {}),
             });
             note(
-              `Demo data loaded (${demo.encounters.toLocaleString('en-US')} encounters). The api_key above is shown once. ${next}`,
+              `Demo data loaded (${demo.encounters.toLocaleString('en-US')} encounters); the JSON object on standard output holds its api_key, shown only this once. ${next}`,
             );
           };
-          if (!opts.serve) printDemo(config.publicBaseUrl, 'Run `eds serve`, then try the curl line above.');
+          if (!opts.serve) printDemo(config.publicBaseUrl, 'Run `eds serve`, then try its curl line.');
           else {
             // The key is printed once the API answers, so its curl line works at once.
             let printed = false;
@@ -73,7 +75,7 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
                   printed = true;
                   printDemo(
                     listeningBaseUrl(config.publicBaseUrl, apiUrl),
-                    'The API is listening: try the curl line above.',
+                    'The API is listening: try its curl line.',
                   );
                 },
               });
@@ -82,7 +84,8 @@ export function registerDemoCommand(program: Command, run: typeof runCommand): v
               if (!printed)
                 printDemo(
                   config.publicBaseUrl,
-                  'The API did not start (below); `eds serve` runs it with this key.',
+                  'The API did not start (below), so it has no curl line; `eds serve` runs the API for this key.',
+                  false,
                 );
               throw error;
             }

@@ -147,7 +147,7 @@ test('eds demo --serve prints its key as the first line once the API answers: it
     });
     assert.equal(response.status, 200);
     assert.equal(await stop(started), 0, started.stderr());
-    assert.match(started.stderr(), /The API is listening: try the curl line above/);
+    assert.match(started.stderr(), /The API is listening: try its curl line/);
   } finally {
     started.child.kill('SIGKILL');
   }
@@ -185,6 +185,7 @@ test('eds demo --serve on a port that is taken still prints the key it stored, t
     assert.notEqual(started.child.exitCode, 0);
     const demo = JSON.parse(started.firstLine ?? '') as DemoOutput;
     assert.ok(isWellFormedToken(demo.api_key));
+    assert.equal(demo.curl, undefined, 'no curl line for an API that does not answer');
     assert.match(started.stderr(), /The API did not start/);
     assert.match(started.stderr(), /cannot listen: .*EADDRINUSE/);
   } finally {
