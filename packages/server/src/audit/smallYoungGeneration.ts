@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
 
 /** The thread's semi-spaces, in MB: the audit writer allocates a group's records and little else. */
-export const SMALL_SEMI_SPACE_MB = 1;
+const SMALL_SEMI_SPACE_MB = 1;
 
 /**
  * Starts a thread whose V8 heap has 1 MB semi-spaces. Left to the process's flag (8 MB in the

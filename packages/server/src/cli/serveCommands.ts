@@ -26,7 +26,6 @@ export interface ServeOptions {
 /** Starts the API and/or the delivery worker and resolves once a signal has shut them down. */
 export async function serveUntilSignal(services: Services, options: ServeOptions): Promise<void> {
   const exposed = exposedFiles(dataFilesOf(services.config));
-  const warnAboutExposedFiles = () => warnAboutExposedDataFiles(services, exposed);
   // Listened for from the start: a signal while starting, or from a script that stops the process
   // as soon as it has read the first line, ends it cleanly once started, not abruptly.
   const signalled = nextSignal();
@@ -56,7 +55,7 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
     options.onStarted?.({ apiUrl });
   } catch (error) {
     await stopAll(stops);
-    warnAboutExposedFiles();
+    warnAboutExposedDataFiles(services, exposed);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new OperatorError(
@@ -66,7 +65,7 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
     throw error;
   }
   for (const say of started) say();
-  warnAboutExposedFiles();
+  warnAboutExposedDataFiles(services, exposed);
   const signal = await signalled;
   services.logger.info({ signal }, 'shutting down');
   await stopAll(stops);
