@@ -20,7 +20,9 @@
  */
 import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
+import { arrayRowBuilder } from './arrayRows.js';
 import { type Db, pgPoolOf, type SqliteReadConnection, sqliteReadConnection } from './connection.js';
+import { PgTurnBatch } from './pgTurnBatch.js';
 
 type Slot = { arg: number } | { value: unknown };
 
@@ -41,13 +43,31 @@ interface Plan {
         width: number;
       }
     | undefined;
+  /** PostgreSQL only, for a read made with `turnBatched`: the turn's calls in one statement. */
+  turnBatch?: PgTurnBatch | undefined;
 }
 
 /** Values that reach SQL as parameters; a sentinel of the same type marks each one. */
 type Arg = string | number;
 
+export interface PreparedQueryOptions {
+  /**
+   * On PostgreSQL, send the calls made in one event-loop turn as one statement (pgTurnBatch.ts).
+   * For a key read every request makes; its arguments must all be text.
+   */
+  turnBatched?: boolean;
+}
+
 export function preparedQuery<Args extends Arg[], Row>(
   build: (db: Db, ...args: Args) => Compilable<Row>,
+): (db: Db, ...args: Args) => Promise<Row[]>;
+export function preparedQuery<Args extends string[], Row>(
+  build: (db: Db, ...args: Args) => Compilable<Row>,
+  options: PreparedQueryOptions,
+): (db: Db, ...args: Args) => Promise<Row[]>;
+export function preparedQuery<Args extends Arg[], Row>(
+  build: (db: Db, ...args: Args) => Compilable<Row>,
+  options: PreparedQueryOptions = {},
 ): (db: Db, ...args: Args) => Promise<Row[]> {
   // Per Kysely instance, since the SQL text depends on the dialect.
   const plans = new WeakMap<Db, Plan>();
@@ -73,6 +93,10 @@ export function preparedQuery<Args extends Arg[], Row>(
     }
     const pool = pgPoolOf(db);
     if (pool !== undefined) {
+      if (options.turnBatched) {
+        plan.turnBatch ??= new PgTurnBatch(pool, { ...plan, arity: args.length });
+        return (await plan.turnBatch.read(parameters)) as Row[];
+      }
       return (await pool.query({ name: plan.name, text: plan.sql, values: parameters })).rows as Row[];
     }
     const result = await db.executeQuery<Row>(CompiledQuery.raw(plan.sql, parameters));
@@ -110,8 +134,5 @@ let planCount = 0;
 function prepareRaw(on: SqliteReadConnection, sql: string): NonNullable<Plan['sqlite']> {
   const statement = on.prepare(sql).raw(true);
   const names = statement.columns().map((column) => column.name);
-  // Column names come from this module's own compiled SQL, never from a request; quoted anyway.
-  const fields = names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ');
-  const toRow = new Function('values', `return { ${fields} };`) as (values: unknown[]) => unknown;
-  return { on, statement, toRow, width: names.length };
+  return { on, statement, toRow: arrayRowBuilder(names), width: names.length };
 }

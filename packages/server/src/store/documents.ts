@@ -82,15 +82,17 @@ function documentJoin(db: Kysely<Database>, encounterId: string, documentId: str
     .where('e.id', '=', encounterId);
 }
 
-const withRecording = preparedQuery((db, encounterId: string, documentId: string, organizationId: string) =>
-  documentJoin(db, encounterId, documentId, organizationId)
-    .leftJoin('recordings as r', 'r.document_id', 'd.id')
-    .select([
-      'r.document_id as r_document_id',
-      'r.object_key as r_object_key',
-      'r.content_type as r_content_type',
-      'r.byte_size as r_byte_size',
-    ]),
+const withRecording = preparedQuery(
+  (db, encounterId: string, documentId: string, organizationId: string) =>
+    documentJoin(db, encounterId, documentId, organizationId)
+      .leftJoin('recordings as r', 'r.document_id', 'd.id')
+      .select([
+        'r.document_id as r_document_id',
+        'r.object_key as r_object_key',
+        'r.content_type as r_content_type',
+        'r.byte_size as r_byte_size',
+      ]),
+  { turnBatched: true },
 );
 
 /** A row of any of the three queries; the columns a query does not select are absent. */

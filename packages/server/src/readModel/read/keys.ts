@@ -27,12 +27,14 @@ function callerEncounterRead(db: Db, encounterId: string, organizationId: string
     .where('e.encounter_id', '=', encounterId);
 }
 
-export const encounterRead = preparedQuery((db, encounterId: string, organizationId: string) =>
-  callerEncounterRead(db, encounterId, organizationId).select([
-    'c.patient_id as patient_id',
-    'c.summary as summary',
-    'c.etag as etag',
-  ]),
+export const encounterRead = preparedQuery(
+  (db, encounterId: string, organizationId: string) =>
+    callerEncounterRead(db, encounterId, organizationId).select([
+      'c.patient_id as patient_id',
+      'c.summary as summary',
+      'c.etag as etag',
+    ]),
+  { turnBatched: true },
 );
 
 /** The encounter's access flags and, when it is the caller's, the document asked for under it. */
@@ -53,6 +55,7 @@ export const documentDetailRead = preparedQuery(
       'd.detail as body',
       'd.detail_etag as etag',
     ]),
+  { turnBatched: true },
 );
 
 export const transcriptRead = preparedQuery(
@@ -61,4 +64,5 @@ export const transcriptRead = preparedQuery(
       'd.transcript as body',
       'd.transcript_etag as etag',
     ]),
+  { turnBatched: true },
 );

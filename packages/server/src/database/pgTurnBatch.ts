@@ -1,0 +1,150 @@
+/**
+ * One PostgreSQL statement for every call of a key read made in the same event-loop turn.
+ *
+ * Under load the API answers many requests per turn (every socket that became readable), and on
+ * PostgreSQL each key read was a statement of its own: a pool client, the extended-protocol
+ * round trip and a backend's parse-bind-execute per request, on the vCPUs the service shares
+ * with its backends. The calls waiting at the end of a turn are sent as one statement instead:
+ * their arguments as text arrays that `unnest … WITH ORDINALITY` turns back into rows, each row
+ * running the read's own SQL through `CROSS JOIN LATERAL`, and every result row tagged with the
+ * ordinal of the call it answers. A call alone in its turn runs the read's own statement, so a
+ * quiet service sends exactly what it sent before.
+ *
+ * The calls of one turn are concurrent requests, so answering them from one statement (one
+ * snapshot) changes nothing a client can tell, as with SQLite's per-turn read snapshot
+ * (readSnapshot.ts).
+ */
+import type pg from 'pg';
+import { arrayRowBuilder } from './arrayRows.js';
+
+/** Calls per statement: each brings one array element per argument, never a new parameter. */
+const MAX_CALLS = 256;
+
+/** The column carrying a row's call ordinal; a name no read selects. */
+const ORDINAL = 'eds_call_ordinal';
+
+interface Waiting {
+  values: unknown[];
+  resolve: (rows: unknown[]) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface TurnBatchStatement {
+  /** The read's own statement, for a call alone in its turn. */
+  name: string;
+  sql: string;
+  /** Which parameter is which call argument (`arg`), or a constant of the read's SQL. */
+  slots: ({ arg: number } | { value: unknown })[];
+  arity: number;
+}
+
+export class PgTurnBatch {
+  readonly #pool: pg.Pool;
+  readonly #single: TurnBatchStatement;
+  readonly #batchName: string;
+  readonly #batchSql: string;
+  /** The constant parameters, after the argument arrays. */
+  readonly #constants: unknown[];
+  #waiting: Waiting[] = [];
+  #toRow: { key: string; build: (values: unknown[]) => unknown } | undefined;
+
+  constructor(pool: pg.Pool, statement: TurnBatchStatement) {
+    this.#pool = pool;
+    this.#single = statement;
+    this.#batchName = `${statement.name}_turn`;
+    const { sql, constants } = batchedSql(statement);
+    this.#batchSql = sql;
+    this.#constants = constants;
+  }
+
+  /** The rows of one call, answered once its turn's statement has run. */
+  read(values: unknown[]): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      if (this.#waiting.length === 0) setImmediate(() => this.#flush());
+      this.#waiting.push({ values, resolve, reject });
+    });
+  }
+
+  #flush(): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (let i = 0; i < waiting.length; i += MAX_CALLS) {
+      const calls = waiting.slice(i, i + MAX_CALLS);
+      const run = calls.length === 1 ? this.#runOne(calls[0]!) : this.#runMany(calls);
+      run.catch((error: unknown) => {
+        for (const call of calls) call.reject(error);
+      });
+    }
+  }
+
+  async #runOne(call: Waiting): Promise<void> {
+    const { name, sql } = this.#single;
+    const result = await this.#pool.query({ name, text: sql, values: call.values });
+    call.resolve(result.rows);
+  }
+
+  async #runMany(calls: Waiting[]): Promise<void> {
+    const { slots, arity } = this.#single;
+    const arrays: unknown[][] = Array.from({ length: arity }, () => new Array<unknown>(calls.length));
+    for (let c = 0; c < calls.length; c++) {
+      const values = calls[c]!.values;
+      for (let s = 0; s < slots.length; s++) {
+        const slot = slots[s]!;
+        if ('arg' in slot) arrays[slot.arg]![c] = values[s];
+      }
+    }
+    const result = await this.#pool.query({
+      name: this.#batchName,
+      text: this.#batchSql,
+      values: [...arrays, ...this.#constants],
+      rowMode: 'array',
+    });
+    const toRow = this.#rowBuilder(result.fields.map((field) => field.name));
+    const answers: unknown[][] = calls.map(() => []);
+    for (const values of result.rows as unknown as unknown[][]) {
+      // The ordinal is 1-based and comes back as a number (int8 is parsed as one, connection.ts).
+      answers[(values[0] as number) - 1]!.push(toRow(values));
+    }
+    for (let c = 0; c < calls.length; c++) calls[c]!.resolve(answers[c]!);
+  }
+
+  /** Objects keyed as the read's own statement keys them, built from the batch's array rows. */
+  #rowBuilder(names: string[]): (values: unknown[]) => unknown {
+    const key = names.join('\u0000');
+    if (this.#toRow?.key !== key) {
+      if (names[0] !== ORDINAL) throw new Error('pgTurnBatch: the batch lost its ordinal column');
+      this.#toRow = { key, build: arrayRowBuilder(names.slice(1), 1) };
+    }
+    return this.#toRow.build;
+  }
+}
+
+/**
+ * The read's SQL run once per call: `$n` of an argument becomes that call's array element, a
+ * constant keeps a parameter of its own after the arrays.
+ */
+function batchedSql(statement: TurnBatchStatement): { sql: string; constants: unknown[] } {
+  const { sql, slots, arity } = statement;
+  const constants: unknown[] = [];
+  const placeholder = slots.map((slot) => {
+    if ('arg' in slot) return `q.a${slot.arg}`;
+    constants.push(slot.value);
+    return `$${arity + constants.length}`;
+  });
+  let seen = 0;
+  // Parameters are the only `$n` in compiled SQL: values never reach the text.
+  const inner = sql.replace(/\$(\d+)\b/g, (_, n: string) => {
+    seen++;
+    const replacement = placeholder[Number(n) - 1];
+    if (replacement === undefined) throw new Error(`pgTurnBatch: no slot for $${n}`);
+    return replacement;
+  });
+  if (seen < slots.length) throw new Error('pgTurnBatch: a parameter was not found in the SQL');
+  const arrays = Array.from({ length: arity }, (_, i) => `$${i + 1}::text[]`).join(', ');
+  const columns = Array.from({ length: arity }, (_, i) => `a${i}`).join(', ');
+  return {
+    // `r.*` only repeats the read's own named columns (preparedQuery refuses `*` in a read).
+    sql: `SELECT q.n AS ${ORDINAL}, r.* FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n) CROSS JOIN LATERAL (${inner}) AS r`,
+    constants,
+  };
+}

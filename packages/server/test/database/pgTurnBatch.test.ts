@@ -1,0 +1,160 @@
+/**
+ * Key reads made in one event-loop turn: each call gets its own rows whichever store answers,
+ * and on PostgreSQL the turn's calls go to the database as one statement.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type pg from 'pg';
+import type { Store } from '../../src/database/connection.js';
+import { preparedQuery } from '../../src/database/preparedQuery.js';
+import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
+
+/** A key read with two text arguments and a constant of its own SQL (the allowlisted flag). */
+const organizationNamed = preparedQuery(
+  (db, id: string, name: string) =>
+    db
+      .selectFrom('organizations')
+      .select(['id', 'name', 'created_at'])
+      .where('id', '=', id)
+      .where('name', '=', name)
+      .where('allowlisted', '=', 1),
+  { turnBatched: true },
+);
+
+function organization(id: string, allowlisted: 0 | 1 = 1) {
+  return {
+    id,
+    name: `Org ${id}`,
+    allowlisted,
+    routes: '[]',
+    api_keys_enabled: 1 as const,
+    created_at: Number(id.replace(/\D/g, '')),
+    updated_at: 1,
+  };
+}
+
+/** The names of the statements the pool is asked to run, in order. */
+function recordStatements(pool: pg.Pool): { names: (string | undefined)[]; restore: () => void } {
+  const names: (string | undefined)[] = [];
+  const query = pool.query;
+  pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
+    names.push(typeof config === 'object' ? config.name : undefined);
+    return (query as (...args: unknown[]) => unknown).call(pool, config, ...rest);
+  }) as typeof pool.query;
+  return { names, restore: () => (pool.query = query) };
+}
+
+forEachStore('key reads made in one turn', (kind) => {
+  let store: Store & { database: TestDatabase };
+  before(async () => {
+    store = await createTestStore(kind);
+    const rows = Array.from({ length: 300 }, (_, i) => organization(`org_t${i + 1}`));
+    await store.db
+      .insertInto('organizations')
+      .values([...rows, organization('org_t9001', 0)])
+      .execute();
+  });
+  after(() => store.close());
+
+  test('happy: calls in the same turn each get their own row, an unknown or filtered one none', async () => {
+    const answers = await Promise.all([
+      organizationNamed(store.db, 'org_t2', 'Org org_t2'),
+      organizationNamed(store.db, 'org_t1', 'Org org_t1'),
+      organizationNamed(store.db, 'org_none', 'Org org_none'),
+      organizationNamed(store.db, 'org_t1', 'Org org_t2'),
+      organizationNamed(store.db, 'org_t9001', 'Org org_t9001'),
+      organizationNamed(store.db, 'org_t3', 'Org org_t3'),
+    ]);
+    assert.deepEqual(answers, [
+      [{ id: 'org_t2', name: 'Org org_t2', created_at: 2 }],
+      [{ id: 'org_t1', name: 'Org org_t1', created_at: 1 }],
+      [],
+      [],
+      [],
+      [{ id: 'org_t3', name: 'Org org_t3', created_at: 3 }],
+    ]);
+  });
+
+  test('happy: more calls in a turn than one statement carries are all answered, each with its own row', async () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `org_t${300 - i}`);
+    const answers = await Promise.all(ids.map((id) => organizationNamed(store.db, id, `Org ${id}`)));
+    assert.deepEqual(
+      answers.map((rows) => rows.map((row) => row.id)),
+      ids.map((id) => [id]),
+    );
+  });
+
+  test('happy: a call alone in its turn is answered as before', async () => {
+    assert.deepEqual(await organizationNamed(store.db, 'org_t7', 'Org org_t7'), [
+      { id: 'org_t7', name: 'Org org_t7', created_at: 7 },
+    ]);
+  });
+
+  if (kind !== 'postgres') return;
+
+  test('performance: on PostgreSQL the calls of one turn are one statement, a lone call its own', async () => {
+    const statements = recordStatements(store.pgPool!);
+    try {
+      await Promise.all(
+        ['org_t4', 'org_t5', 'org_t6'].map((id) => organizationNamed(store.db, id, `Org ${id}`)),
+      );
+      assert.equal(statements.names.length, 1, 'three calls, one statement');
+      assert.match(String(statements.names[0]), /_turn$/);
+      await organizationNamed(store.db, 'org_t4', 'Org org_t4');
+      assert.equal(statements.names.length, 2);
+      assert.doesNotMatch(String(statements.names[1]), /_turn$/, 'the read’s own statement');
+      await Promise.all(
+        Array.from({ length: 300 }, (_, i) =>
+          organizationNamed(store.db, `org_t${i + 1}`, `Org org_t${i + 1}`),
+        ),
+      );
+      assert.equal(statements.names.length, 4, '300 calls in one turn: two statements');
+    } finally {
+      statements.restore();
+    }
+  });
+
+  test('error: a statement that fails rejects every call it carried, and the next turn reads again', async () => {
+    // A lock held on the table holds the turn's statement until another session cancels it.
+    const holder = await store.pgPool!.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE organizations IN ACCESS EXCLUSIVE MODE');
+      const calls = ['org_t8', 'org_t9'].map((id) =>
+        organizationNamed(store.db, id, `Org ${id}`).then(
+          () => 'answered',
+          (error: Error) => error,
+        ),
+      );
+      const admin = await store.pgPool!.connect();
+      try {
+        await waitForBlockedStatement(admin);
+        await admin.query(
+          "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        );
+      } finally {
+        admin.release();
+      }
+      const outcomes = await Promise.all(calls);
+      for (const outcome of outcomes) {
+        assert.ok(outcome instanceof Error, 'each call of the failed statement is rejected');
+        assert.match(outcome.message, /cancel/);
+      }
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    assert.equal((await organizationNamed(store.db, 'org_t8', 'Org org_t8')).length, 1);
+  });
+});
+
+/** Waits until a statement of this database waits on a lock (polling PostgreSQL, not a clock). */
+async function waitForBlockedStatement(client: pg.PoolClient): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+    );
+    if ((rows[0] as { n: number }).n > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
