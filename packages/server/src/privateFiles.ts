@@ -6,7 +6,6 @@
  */
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 
 export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_DIR_MODE = 0o700;

@@ -67,7 +67,7 @@ export async function buildApp(context: ApiContext, connections: ConnectionLimit
   for (const spec of API_ROUTES) registerApiRoute(app, context, spec);
   registerMethodNotAllowed(app);
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler((_request, reply) => {
     sendProblem(reply, NO_ROUTE);
   });
   app.setErrorHandler((error, request, reply) => {

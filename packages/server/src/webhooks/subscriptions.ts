@@ -19,7 +19,6 @@ import type {
 import { mintApiKey } from '../domain/apiKeys.js';
 import { OperatorError } from '../domain/errors.js';
 import { newId, randomBase62 } from '../ids.js';
-import type { Services } from '../services.js';
 import { setApiKeyState } from '../store/apiKeys.js';
 import { notifyAuthChanged } from '../store/authChanges.js';
 import { getOrganization } from '../store/organizations.js';
