@@ -28,7 +28,7 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
   const exposed = exposedFiles(dataFilesOf(services.config));
   // Listened for from the start: a signal while starting, or from a script that stops the process
   // as soon as it has read the first line, ends it cleanly once started, not abruptly.
-  const signalled = nextSignal();
+  const signals = listenForSignals();
   const stops: (() => Promise<void>)[] = [];
   // Logged once everything has started, after what `onStarted` prints.
   const started: (() => void)[] = [];
@@ -54,6 +54,8 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
     }
     options.onStarted?.({ apiUrl });
   } catch (error) {
+    // Nothing left to shut down on a signal: the process goes on to report the failure.
+    signals.stopListening();
     await stopAll(stops);
     warnAboutExposedDataFiles(services, exposed);
     const code = (error as NodeJS.ErrnoException).code;
@@ -66,7 +68,7 @@ export async function serveUntilSignal(services: Services, options: ServeOptions
   }
   for (const say of started) say();
   warnAboutExposedDataFiles(services, exposed);
-  const signal = await signalled;
+  const signal = await signals.next;
   services.logger.info({ signal }, 'shutting down');
   await stopAll(stops);
 }
@@ -99,19 +101,25 @@ async function stopAll(stops: (() => Promise<void>)[]): Promise<void> {
   for (const stop of stops.reverse()) await stop();
 }
 
-function nextSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
+/** The first SIGTERM or SIGINT from now, until `stopListening` gives the signals back. */
+function listenForSignals(): { next: Promise<NodeJS.Signals>; stopListening: () => void } {
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
+  const stopListening = () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+  const next = new Promise<NodeJS.Signals>((resolve) => {
+    onSignal = (signal) => {
+      stopListening();
       // A second signal while draining means "now".
       process.once('SIGTERM', () => process.exit(130));
       process.once('SIGINT', () => process.exit(130));
       resolve(signal);
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
   });
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return { next, stopListening };
 }
 
 export function registerServeCommands(program: Command, run: typeof runCommand): void {
