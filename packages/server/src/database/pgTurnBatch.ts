@@ -1,14 +1,16 @@
 /**
- * One PostgreSQL statement for every call of a key read made in the same event-loop turn.
+ * One PostgreSQL statement for every call of a read made in the same event-loop turn.
  *
  * Under load the API answers many requests per turn (every socket that became readable), and on
- * PostgreSQL each key read was a statement of its own: a pool client, the extended-protocol
- * round trip and a backend's parse-bind-execute per request, on the vCPUs the service shares
- * with its backends. The calls waiting at the end of a turn are sent as one statement instead:
- * their arguments as text arrays that `unnest … WITH ORDINALITY` turns back into rows, each row
- * running the read's own SQL through `CROSS JOIN LATERAL`, and every result row tagged with the
- * ordinal of the call it answers. A call alone in its turn runs the read's own statement, so a
- * quiet service sends exactly what it sent before.
+ * PostgreSQL each request's reads were statements of their own: a pool client, the
+ * extended-protocol round trip and a backend's bind and execute per read, on the vCPUs the
+ * service shares with its backends. The calls waiting at the end of a turn are sent as one
+ * statement instead: each argument as an array (text, or bigint for numbers) that
+ * `unnest … WITH ORDINALITY` turns back into rows, each row running the read's own SQL through
+ * `CROSS JOIN LATERAL`, and every result row tagged with the ordinal of the call it answers. A
+ * lateral subquery runs once per outer row, in the outer rows' order, and emits its rows in its
+ * own ORDER BY's order, so a call's rows keep the order its own statement gives them. A call
+ * alone in its turn runs the read's own statement, so a quiet service sends what it sent before.
  *
  * The calls of one turn are concurrent requests, so answering them from one statement (one
  * snapshot) changes nothing a client can tell, as with SQLite's per-turn read snapshot
@@ -35,7 +37,8 @@ export interface TurnBatchStatement {
   sql: string;
   /** Which parameter is which call argument (`arg`), or a constant of the read's SQL. */
   slots: ({ arg: number } | { value: unknown })[];
-  arity: number;
+  /** Each argument's PostgreSQL type, that of its array's elements. */
+  argTypes: readonly string[];
 }
 
 export class PgTurnBatch {
@@ -84,8 +87,8 @@ export class PgTurnBatch {
   }
 
   async #runMany(calls: Waiting[]): Promise<void> {
-    const { slots, arity } = this.#single;
-    const arrays: unknown[][] = Array.from({ length: arity }, () => new Array<unknown>(calls.length));
+    const { slots, argTypes } = this.#single;
+    const arrays: unknown[][] = argTypes.map(() => new Array<unknown>(calls.length));
     for (let c = 0; c < calls.length; c++) {
       const values = calls[c]!.values;
       for (let s = 0; s < slots.length; s++) {
@@ -124,7 +127,8 @@ export class PgTurnBatch {
  * constant keeps a parameter of its own after the arrays.
  */
 function batchedSql(statement: TurnBatchStatement): { sql: string; constants: unknown[] } {
-  const { sql, slots, arity } = statement;
+  const { sql, slots, argTypes } = statement;
+  const arity = argTypes.length;
   const constants: unknown[] = [];
   const placeholder = slots.map((slot) => {
     if ('arg' in slot) return `q.a${slot.arg}`;
@@ -140,7 +144,7 @@ function batchedSql(statement: TurnBatchStatement): { sql: string; constants: un
     return replacement;
   });
   if (seen < slots.length) throw new Error('pgTurnBatch: a parameter was not found in the SQL');
-  const arrays = Array.from({ length: arity }, (_, i) => `$${i + 1}::text[]`).join(', ');
+  const arrays = argTypes.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
   const columns = Array.from({ length: arity }, (_, i) => `a${i}`).join(', ');
   return {
     // `r.*` only repeats the read's own named columns (preparedQuery refuses `*` in a read).

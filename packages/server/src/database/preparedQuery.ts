@@ -52,19 +52,14 @@ type Arg = string | number;
 
 export interface PreparedQueryOptions {
   /**
-   * On PostgreSQL, send the calls made in one event-loop turn as one statement (pgTurnBatch.ts).
-   * For a key read every request makes; its arguments must all be text.
+   * On PostgreSQL, send the calls made in one event-loop turn as one statement (pgTurnBatch.ts):
+   * for the reads every request makes. A number argument goes as a bigint, so it must be an
+   * integer (an epoch millisecond, a day, a limit or an offset); a call with any other number
+   * runs on its own.
    */
   turnBatched?: boolean;
 }
 
-export function preparedQuery<Args extends Arg[], Row>(
-  build: (db: Db, ...args: Args) => Compilable<Row>,
-): (db: Db, ...args: Args) => Promise<Row[]>;
-export function preparedQuery<Args extends string[], Row>(
-  build: (db: Db, ...args: Args) => Compilable<Row>,
-  options: PreparedQueryOptions,
-): (db: Db, ...args: Args) => Promise<Row[]>;
 export function preparedQuery<Args extends Arg[], Row>(
   build: (db: Db, ...args: Args) => Compilable<Row>,
   options: PreparedQueryOptions = {},
@@ -93,8 +88,8 @@ export function preparedQuery<Args extends Arg[], Row>(
     }
     const pool = pgPoolOf(db);
     if (pool !== undefined) {
-      if (options.turnBatched) {
-        plan.turnBatch ??= new PgTurnBatch(pool, { ...plan, arity: args.length });
+      if (options.turnBatched && args.every(isBatchable)) {
+        plan.turnBatch ??= new PgTurnBatch(pool, { ...plan, argTypes: args.map(pgArrayType) });
         return (await plan.turnBatch.read(parameters)) as Row[];
       }
       return (await pool.query({ name: plan.name, text: plan.sql, values: parameters })).rows as Row[];
@@ -102,6 +97,15 @@ export function preparedQuery<Args extends Arg[], Row>(
     const result = await db.executeQuery<Row>(CompiledQuery.raw(plan.sql, parameters));
     return result.rows;
   };
+}
+
+function isBatchable(arg: Arg): boolean {
+  return typeof arg === 'string' || Number.isSafeInteger(arg);
+}
+
+/** The element type of the array that carries an argument's values to a turn's statement. */
+function pgArrayType(arg: Arg): 'text' | 'bigint' {
+  return typeof arg === 'string' ? 'text' : 'bigint';
 }
 
 function compilePlan<Args extends Arg[], Row>(

@@ -21,6 +21,21 @@ const organizationNamed = preparedQuery(
   { turnBatched: true },
 );
 
+/** A page read: number arguments (bigint arrays on PostgreSQL), several rows a call, in order. */
+const organizationsCreated = preparedQuery(
+  (db, prefix: string, from: number, to: number, limit: number, offset: number) =>
+    db
+      .selectFrom('organizations')
+      .select(['created_at'])
+      .where('id', 'like', prefix)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to)
+      .orderBy('created_at', 'desc')
+      .limit(limit)
+      .offset(offset),
+  { turnBatched: true },
+);
+
 function organization(id: string, allowlisted: 0 | 1 = 1) {
   return {
     id,
@@ -44,6 +59,9 @@ function recordStatements(pool: pg.Pool): { names: (string | undefined)[]; resto
   return { names, restore: () => (pool.query = query) };
 }
 
+/** An ID with what an array literal quotes or escapes: quotes, commas, braces, a backslash. */
+const ODD_ID = 'org_t"9002", {a,b} \\ \'x\'';
+
 forEachStore('key reads made in one turn', (kind) => {
   let store: Store & { database: TestDatabase };
   before(async () => {
@@ -51,7 +69,7 @@ forEachStore('key reads made in one turn', (kind) => {
     const rows = Array.from({ length: 300 }, (_, i) => organization(`org_t${i + 1}`));
     await store.db
       .insertInto('organizations')
-      .values([...rows, organization('org_t9001', 0)])
+      .values([...rows, organization('org_t9001', 0), organization(ODD_ID), organization('NULL')])
       .execute();
   });
   after(() => store.close());
@@ -81,6 +99,35 @@ forEachStore('key reads made in one turn', (kind) => {
     assert.deepEqual(
       answers.map((rows) => rows.map((row) => row.id)),
       ids.map((id) => [id]),
+    );
+  });
+
+  test('happy: pages read in the same turn each keep their own rows, order, limit and offset', async () => {
+    // Each test organization's created_at is the number in its ID.
+    const ids = (rows: { created_at: number }[]) => rows.map((row) => row.created_at);
+    const [first, late, middle, none, big] = await Promise.all([
+      organizationsCreated(store.db, 'org_t%', 1, 10, 3, 0),
+      organizationsCreated(store.db, 'org_t%', 5, 300, 2, 10),
+      organizationsCreated(store.db, 'org_t%', 50, 60, 100, 5),
+      organizationsCreated(store.db, 'org_t%', 1000, 2000, 10, 0),
+      organizationsCreated(store.db, 'org_t%', 0, 2 ** 40, 4, 0),
+    ]);
+    assert.deepEqual(ids(first!), [9, 8, 7]);
+    assert.deepEqual(ids(late!), [289, 288]);
+    assert.deepEqual(ids(middle!), [54, 53, 52, 51, 50]);
+    assert.deepEqual(ids(none!), []);
+    assert.deepEqual(ids(big!), [9002, 9001, 300, 299], 'numbers past 32 bits reach the read as they are');
+  });
+
+  test('happy: arguments that an array literal would quote, or the word NULL, reach the read as they are', async () => {
+    const answers = await Promise.all([
+      organizationNamed(store.db, ODD_ID, `Org ${ODD_ID}`),
+      organizationNamed(store.db, 'NULL', 'Org NULL'),
+      organizationNamed(store.db, 'org_t1', 'Org org_t1'),
+    ]);
+    assert.deepEqual(
+      answers.map((rows) => rows.map((row) => row.id)),
+      [[ODD_ID], ['NULL'], ['org_t1']],
     );
   });
 
@@ -115,7 +162,7 @@ forEachStore('key reads made in one turn', (kind) => {
   });
 
   test('error: a statement that fails rejects every call it carried, and the next turn reads again', async () => {
-    // A lock held on the table holds the turn's statement until another session cancels it.
+    // A lock held on the table holds the turn's statement until another connection cancels it.
     const holder = await store.pgPool!.connect();
     try {
       await holder.query('BEGIN');

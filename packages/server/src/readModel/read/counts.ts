@@ -44,8 +44,10 @@ export async function countEncounters(
   return counts.reduce((a, b) => a + b, 0);
 }
 
-const organizationTotal = preparedQuery((db, organizationId: string) =>
-  db.selectFrom('encounter_counts').select('count').where('organization_id', '=', organizationId),
+const organizationTotal = preparedQuery(
+  (db, organizationId: string) =>
+    db.selectFrom('encounter_counts').select('count').where('organization_id', '=', organizationId),
+  { turnBatched: true },
 );
 
 /** The total without a window: one row, kept with the roll-up (migration 011). */
@@ -54,14 +56,16 @@ async function organizationCount(db: Db, organizationId: string): Promise<number
   return Number(row?.count ?? 0);
 }
 
-const indexCount = preparedQuery((db, organizationId: string, startMs: number, endMs: number) =>
-  db
-    .selectFrom('encounters')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('organization_id', '=', organizationId)
-    .where('demo_training', '=', 0)
-    .where('created_at', '>=', startMs)
-    .where('created_at', '<', endMs),
+const indexCount = preparedQuery(
+  (db, organizationId: string, startMs: number, endMs: number) =>
+    db
+      .selectFrom('encounters')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('demo_training', '=', 0)
+      .where('created_at', '>=', startMs)
+      .where('created_at', '<', endMs),
+  { turnBatched: true },
 );
 
 /** Listable encounters in [startMs, endMs), counted on the list index. */

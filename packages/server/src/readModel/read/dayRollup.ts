@@ -8,13 +8,15 @@ import { sql } from 'kysely';
 import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 
-const rollupSum = preparedQuery((db, organizationId: string, firstDay: number, endDay: number) =>
-  db
-    .selectFrom('encounter_day_counts')
-    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
-    .where('organization_id', '=', organizationId)
-    .where('day', '>=', firstDay)
-    .where('day', '<', endDay),
+const rollupSum = preparedQuery(
+  (db, organizationId: string, firstDay: number, endDay: number) =>
+    db
+      .selectFrom('encounter_day_counts')
+      .select((eb) => eb.fn.sum<number | null>('count').as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('day', '>=', firstDay)
+      .where('day', '<', endDay),
+  { turnBatched: true },
 );
 
 /** Listable encounters of the whole days [firstDay, endDay). */
@@ -80,14 +82,17 @@ const dayWalks = new WeakMap<SqliteReadConnection, Record<'asc' | 'desc', SQLite
 
 function dayAtOffsetQuery(sort: 'asc' | 'desc') {
   const order = sql.raw(sort === 'asc' ? 'asc' : 'desc');
-  return preparedQuery((db, organizationId: string, firstDay: number, endDay: number, offset: number) => {
-    const query = sql<{ day: number; before: number }>`select day, running - count as before from (
+  return preparedQuery(
+    (db, organizationId: string, firstDay: number, endDay: number, offset: number) => {
+      const query = sql<{ day: number; before: number }>`select day, running - count as before from (
         select day, count, sum(count) over (order by day ${order}) as running
         from encounter_day_counts
         where organization_id = ${organizationId} and day >= ${firstDay} and day < ${endDay}
       ) as days where running > ${offset} order by day ${order} limit 1`;
-    return { compile: () => query.compile(db) };
-  });
+      return { compile: () => query.compile(db) };
+    },
+    { turnBatched: true },
+  );
 }
 
 const DAY_AT_OFFSET = { asc: dayAtOffsetQuery('asc'), desc: dayAtOffsetQuery('desc') };

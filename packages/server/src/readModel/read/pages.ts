@@ -97,6 +97,7 @@ function pageRead(sort: 'asc' | 'desc') {
         .orderBy('encounter_id', sort)
         .limit(limit)
         .offset(offset),
+    { turnBatched: true },
   );
 }
 
