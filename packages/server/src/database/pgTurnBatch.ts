@@ -8,9 +8,21 @@
  * statement instead: each argument as an array (text, or bigint for numbers) that
  * `unnest … WITH ORDINALITY` turns back into rows, each row running the read's own SQL through
  * `CROSS JOIN LATERAL`, and every result row tagged with the ordinal of the call it answers. A
- * lateral subquery runs once per outer row, in the outer rows' order, and emits its rows in its
- * own ORDER BY's order, so a call's rows keep the order its own statement gives them. A call
- * alone in its turn runs the read's own statement, so a quiet service sends what it sent before.
+ * call alone in its turn runs the read's own statement, so a quiet service sends what it sent
+ * before.
+ *
+ * A call's rows keep the order its own statement gives them because of how PostgreSQL runs the
+ * statement, not because SQL promises it: a subquery with ORDER BY, LIMIT or an aggregate that
+ * refers to the outer row cannot be flattened into the join, so it runs as a nested loop, once
+ * per call in the calls' order, each run emitting its rows in its own order (the page reads'
+ * plans: Nested Loop, Function Scan, Limit, Index Scan). The tests read pages together to hold
+ * this.
+ *
+ * A value one call brought that the database refuses (a data exception) fails the statement of
+ * its whole turn; the turn's calls are then run one by one, so only that call fails. Any other
+ * failure (a lost connection, a timeout, a cancel) fails them all, as it would have failed most
+ * of them on their own. The statement's time is its calls' times added, under one
+ * `statement_timeout`, so a turn's calls go in statements of at most MAX_CALLS.
  *
  * The calls of one turn are concurrent requests, so answering them from one statement (one
  * snapshot) changes nothing a client can tell, as with SQLite's per-turn read snapshot
@@ -19,8 +31,20 @@
 import type pg from 'pg';
 import { arrayRowBuilder } from './arrayRows.js';
 
-/** Calls per statement: each brings one array element per argument, never a new parameter. */
-const MAX_CALLS = 256;
+/**
+ * Calls per statement: each brings one array element per argument, never a new parameter. About
+ * the connections a load generator or a busy partner keeps open at once; a turn has seldom more.
+ */
+export const MAX_CALLS = 64;
+
+/** SQLSTATE class 22, data exception: a value the database refused. */
+const DATA_EXCEPTION = /^22/;
+
+/** The type of the array an argument's values travel in; undefined for a number not an integer. */
+export function arrayTypeOf(arg: string | number): 'text' | 'bigint' | undefined {
+  if (typeof arg === 'string') return 'text';
+  return Number.isSafeInteger(arg) ? 'bigint' : undefined;
+}
 
 /** The column carrying a row's call ordinal; a name no read selects. */
 const ORDINAL = 'eds_call_ordinal';
@@ -51,6 +75,17 @@ export class PgTurnBatch {
   #waiting: Waiting[] = [];
   #toRow: { key: string; build: (values: unknown[]) => unknown } | undefined;
 
+  /** The turn batch of a read, typed by its first call's arguments; undefined if they cannot be. */
+  static forCall(
+    pool: pg.Pool,
+    read: Omit<TurnBatchStatement, 'argTypes'>,
+    args: readonly (string | number)[],
+  ): PgTurnBatch | undefined {
+    const argTypes = args.map(arrayTypeOf);
+    if (argTypes.some((type) => type === undefined)) return undefined;
+    return new PgTurnBatch(pool, { ...read, argTypes: argTypes as string[] });
+  }
+
   constructor(pool: pg.Pool, statement: TurnBatchStatement) {
     this.#pool = pool;
     this.#single = statement;
@@ -58,6 +93,13 @@ export class PgTurnBatch {
     const { sql, constants } = batchedSql(statement);
     this.#batchSql = sql;
     this.#constants = constants;
+  }
+
+  /** Whether a call with these arguments can join the turn's statement (its arrays' types). */
+  takes(args: readonly (string | number)[]): boolean {
+    const { argTypes } = this.#single;
+    for (let i = 0; i < argTypes.length; i++) if (arrayTypeOf(args[i]!) !== argTypes[i]) return false;
+    return true;
   }
 
   /** The rows of one call, answered once its turn's statement has run. */
@@ -73,17 +115,22 @@ export class PgTurnBatch {
     this.#waiting = [];
     for (let i = 0; i < waiting.length; i += MAX_CALLS) {
       const calls = waiting.slice(i, i + MAX_CALLS);
-      const run = calls.length === 1 ? this.#runOne(calls[0]!) : this.#runMany(calls);
-      run.catch((error: unknown) => {
-        for (const call of calls) call.reject(error);
-      });
+      if (calls.length === 1) this.#runAlone(calls[0]!);
+      else
+        this.#runMany(calls).catch((error: unknown) => {
+          if (DATA_EXCEPTION.test(String((error as { code?: unknown }).code))) {
+            for (const call of calls) this.#runAlone(call);
+          } else for (const call of calls) call.reject(error);
+        });
     }
   }
 
-  async #runOne(call: Waiting): Promise<void> {
+  #runAlone(call: Waiting): void {
     const { name, sql } = this.#single;
-    const result = await this.#pool.query({ name, text: sql, values: call.values });
-    call.resolve(result.rows);
+    this.#pool.query({ name, text: sql, values: call.values }).then(
+      (result) => call.resolve(result.rows),
+      (error: unknown) => call.reject(error),
+    );
   }
 
   async #runMany(calls: Waiting[]): Promise<void> {
@@ -131,7 +178,7 @@ function batchedSql(statement: TurnBatchStatement): { sql: string; constants: un
   const arity = argTypes.length;
   const constants: unknown[] = [];
   const placeholder = slots.map((slot) => {
-    if ('arg' in slot) return `q.a${slot.arg}`;
+    if ('arg' in slot) return `eds_q.eds_a${slot.arg}`;
     constants.push(slot.value);
     return `$${arity + constants.length}`;
   });
@@ -145,10 +192,11 @@ function batchedSql(statement: TurnBatchStatement): { sql: string; constants: un
   });
   if (seen < slots.length) throw new Error('pgTurnBatch: a parameter was not found in the SQL');
   const arrays = argTypes.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
-  const columns = Array.from({ length: arity }, (_, i) => `a${i}`).join(', ');
+  const columns = Array.from({ length: arity }, (_, i) => `eds_a${i}`).join(', ');
+  // Names of the service's own (eds_…), so the read's SQL can neither shadow nor capture them.
   return {
-    // `r.*` only repeats the read's own named columns (preparedQuery refuses `*` in a read).
-    sql: `SELECT q.n AS ${ORDINAL}, r.* FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n) CROSS JOIN LATERAL (${inner}) AS r`,
+    // `eds_r.*` only repeats the read's own named columns (preparedQuery refuses `*` in a read).
+    sql: `SELECT eds_q.eds_n AS ${ORDINAL}, eds_r.* FROM unnest(${arrays}) WITH ORDINALITY AS eds_q(${columns}, eds_n) CROSS JOIN LATERAL (${inner}) AS eds_r`,
     constants,
   };
 }

@@ -11,7 +11,8 @@
  * Kysely's connection queue and promise chain (several times SQLite's own work for a primary-key
  * read) are skipped. On PostgreSQL the query is a named prepared statement, parsed and planned once per
  * connection instead of on every call (planning was more than half of a list page's statement
- * time). Inside a transaction the query goes through Kysely, on the transaction's connection.
+ * time); a read made `turnBatched` sends the calls of one event-loop turn as one statement
+ * (pgTurnBatch.ts). Inside a transaction the query goes through Kysely, on the transaction's connection.
  *
  * Rows are read as arrays and turned into objects by a function generated once per statement
  * from its column names: better-sqlite3 builds each row object property by property, which cost
@@ -54,8 +55,8 @@ export interface PreparedQueryOptions {
   /**
    * On PostgreSQL, send the calls made in one event-loop turn as one statement (pgTurnBatch.ts):
    * for the reads every request makes. A number argument goes as a bigint, so it must be an
-   * integer (an epoch millisecond, a day, a limit or an offset); a call with any other number
-   * runs on its own.
+   * integer (an epoch millisecond, a day, a limit or an offset); the first call's argument types
+   * are the statement's, and a call with others (or another number) runs on its own.
    */
   turnBatched?: boolean;
 }
@@ -88,24 +89,15 @@ export function preparedQuery<Args extends Arg[], Row>(
     }
     const pool = pgPoolOf(db);
     if (pool !== undefined) {
-      if (options.turnBatched && args.every(isBatchable)) {
-        plan.turnBatch ??= new PgTurnBatch(pool, { ...plan, argTypes: args.map(pgArrayType) });
-        return (await plan.turnBatch.read(parameters)) as Row[];
+      if (options.turnBatched) {
+        plan.turnBatch ??= PgTurnBatch.forCall(pool, plan, args);
+        if (plan.turnBatch?.takes(args)) return (await plan.turnBatch.read(parameters)) as Row[];
       }
       return (await pool.query({ name: plan.name, text: plan.sql, values: parameters })).rows as Row[];
     }
     const result = await db.executeQuery<Row>(CompiledQuery.raw(plan.sql, parameters));
     return result.rows;
   };
-}
-
-function isBatchable(arg: Arg): boolean {
-  return typeof arg === 'string' || Number.isSafeInteger(arg);
-}
-
-/** The element type of the array that carries an argument's values to a turn's statement. */
-function pgArrayType(arg: Arg): 'text' | 'bigint' {
-  return typeof arg === 'string' ? 'text' : 'bigint';
 }
 
 function compilePlan<Args extends Arg[], Row>(

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type pg from 'pg';
 import type { Store } from '../../src/database/connection.js';
+import { MAX_CALLS } from '../../src/database/pgTurnBatch.js';
 import { preparedQuery } from '../../src/database/preparedQuery.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
@@ -155,10 +156,29 @@ forEachStore('key reads made in one turn', (kind) => {
           organizationNamed(store.db, `org_t${i + 1}`, `Org org_t${i + 1}`),
         ),
       );
-      assert.equal(statements.names.length, 4, '300 calls in one turn: two statements');
+      assert.equal(
+        statements.names.length,
+        2 + Math.ceil(300 / MAX_CALLS),
+        '300 calls in one turn: statements of at most MAX_CALLS calls',
+      );
     } finally {
       statements.restore();
     }
+  });
+
+  test('error: a value the database refuses fails only the call that brought it, not its turn', async () => {
+    const [refused, answered, alsoAnswered] = await Promise.allSettled([
+      organizationsCreated(store.db, 'org_t%', 1, 10, 3, -1),
+      organizationsCreated(store.db, 'org_t%', 1, 10, 3, 0),
+      organizationNamed(store.db, 'org_t1', 'Org org_t1'),
+    ]);
+    assert.equal(refused.status, 'rejected');
+    assert.match(String((refused as PromiseRejectedResult).reason), /OFFSET must not be negative/);
+    assert.deepEqual(answered, {
+      status: 'fulfilled',
+      value: [{ created_at: 9 }, { created_at: 8 }, { created_at: 7 }],
+    });
+    assert.equal(alsoAnswered.status, 'fulfilled');
   });
 
   test('error: a statement that fails rejects every call it carried, and the next turn reads again', async () => {

@@ -10,11 +10,18 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
+import type { Caller } from '../../src/auth/verifyApiKey.js';
 import { PUBLIC_SCHEMA_TYPES } from '../../src/contract/documentTypes.js';
+import type { EncounterAccess } from '../../src/database/encounterAccess.js';
 import type { DocumentRow, EncounterRow, PatientRow, TranscriptRow } from '../../src/database/schema.js';
 import { Random } from '../../src/demo/random.js';
+import { getDocument, getTranscript } from '../../src/domain/documents.js';
+import { getEncounter, listEncounters } from '../../src/domain/encounters.js';
+import { ApiError } from '../../src/domain/errors.js';
+import type { StoredAnswer } from '../../src/domain/storedAnswer.js';
 import { importNdjsonFile } from '../../src/ingest/importFile.js';
 import { toDocumentDetail, toEncounterBody, toTranscriptBody } from '../../src/readModel/write/views.js';
+import { type DocumentInEncounter, findDocumentAccess } from '../../src/store/documents.js';
 import { DAY_MS } from '../../src/time.js';
 import { type Line, writeImportFile } from '../ingest/importFiles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -349,6 +356,66 @@ function expectedTranscript(ref: Reference, encounterId: string, documentId: str
   return { status: 200, body: JSON.stringify(toTranscriptBody(d, t)) };
 }
 
+/** Random list queries, encounter IDs and document pairs over the reference's data. */
+function queryArbitraries(ref: Reference) {
+  const times = [...ref.encounters.values()].map((e) => e.created_at);
+  const timeArb = fc.oneof(
+    fc.constantFrom(...times),
+    fc.constantFrom(...times).map((t) => t + 1),
+    fc.integer({ min: 0, max: DAYS }).map((d) => T0 + d * DAY_MS),
+  );
+  const listArb = fc
+    .record({
+      limit: fc.integer({ min: 1, max: 100 }),
+      offset: fc.oneof(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 900, max: ENCOUNTERS_A + 50 }),
+        fc.constant(10_000),
+      ),
+      sort: fc.constantFrom('asc' as const, 'desc' as const),
+      start: fc.option(timeArb, { nil: undefined }),
+      end: fc.option(timeArb, { nil: undefined }),
+      conditional: fc.boolean(),
+    })
+    .filter((q) => q.start === undefined || q.end === undefined || q.start < q.end);
+  const encounterIds = [...ref.encounters.keys(), 'enc_unknown'];
+  const documentIds = [...ref.documents.keys(), 'doc_unknown'];
+  const docArb = fc.oneof(
+    // A document under its own encounter (the usual case) …
+    fc.constantFrom(...documentIds.slice(0, -1)).map((d) => [ref.documents.get(d)!.encounter_id, d] as const),
+    // … or any pair at all.
+    fc.tuple(fc.constantFrom(...encounterIds), fc.constantFrom(...documentIds)),
+  );
+  return { listArb, encounterIds, docArb };
+}
+
+/** A domain call's answer as the route would send it: its bytes, or its status and reason code. */
+function outcomeOf(answer: Promise<StoredAnswer>): Promise<Expected> {
+  return answer.then(
+    (stored) => ({ status: 200, body: stored.body }),
+    (error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      return { status: error.status, reason: error.reasonCode };
+    },
+  );
+}
+
+/** The audio read's access as an outcome: a denial's code, or the document found. */
+function accessOutcome(access: EncounterAccess<DocumentInEncounter>): Expected {
+  switch (access.status) {
+    case 'absent':
+      return { status: 404, reason: 'encounter_not_found' };
+    case 'other_organization':
+      return { status: 403, reason: 'cross_organization_denied' };
+    case 'demo_training':
+      return { status: 403, reason: 'demo_training_denied' };
+    case 'found':
+      return access.encounter.document === undefined
+        ? { status: 404, reason: 'document_not_found' }
+        : { status: 200, body: access.encounter.document.id };
+  }
+}
+
 forEachStore('read model answers equal answers computed from the normalized tables', (kind) => {
   let server: TestServer;
   let token: string;
@@ -394,26 +461,7 @@ forEachStore('read model answers equal answers computed from the normalized tabl
 
   async function checkAll(seed: number): Promise<void> {
     const ref = await readReference(server);
-    const times = [...ref.encounters.values()].map((e) => e.created_at);
-    const timeArb = fc.oneof(
-      fc.constantFrom(...times),
-      fc.constantFrom(...times).map((t) => t + 1),
-      fc.integer({ min: 0, max: DAYS }).map((d) => T0 + d * DAY_MS),
-    );
-    const listArb = fc
-      .record({
-        limit: fc.integer({ min: 1, max: 100 }),
-        offset: fc.oneof(
-          fc.integer({ min: 0, max: 60 }),
-          fc.integer({ min: 900, max: ENCOUNTERS_A + 50 }),
-          fc.constant(10_000),
-        ),
-        sort: fc.constantFrom('asc' as const, 'desc' as const),
-        start: fc.option(timeArb, { nil: undefined }),
-        end: fc.option(timeArb, { nil: undefined }),
-        conditional: fc.boolean(),
-      })
-      .filter((q) => q.start === undefined || q.end === undefined || q.start < q.end);
+    const { listArb, encounterIds, docArb } = queryArbitraries(ref);
     await fc.assert(
       fc.asyncProperty(listArb, async (q) => {
         const params = new URLSearchParams({
@@ -432,16 +480,6 @@ forEachStore('read model answers equal answers computed from the normalized tabl
       { numRuns: 250, seed },
     );
 
-    const encounterIds = [...ref.encounters.keys(), 'enc_unknown'];
-    const documentIds = [...ref.documents.keys(), 'doc_unknown'];
-    const docArb = fc.oneof(
-      // A document under its own encounter (the usual case) …
-      fc
-        .constantFrom(...documentIds.slice(0, -1))
-        .map((d) => [ref.documents.get(d)!.encounter_id, d] as const),
-      // … or any pair at all.
-      fc.tuple(fc.constantFrom(...encounterIds), fc.constantFrom(...documentIds)),
-    );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...encounterIds), fc.boolean(), async (id, conditional) => {
         await check(`/external/v1/encounters/${id}`, expectedEncounter(ref, id), conditional);
@@ -463,6 +501,60 @@ forEachStore('read model answers equal answers computed from the normalized tabl
 
   test('every route answers the bytes the normalized tables imply, with one tag per body', async () => {
     await checkAll(1);
+  });
+
+  test('reads made together in one turn, as a busy service makes them, answer as the tables imply', async () => {
+    // Called below the HTTP layer so that every call starts in the same turn: on PostgreSQL each
+    // read's calls then share one statement, whatever the machine's speed.
+    const ref = await readReference(server);
+    const db = server.services.store.db;
+    const caller = { organizationId: ORG_A } as Caller;
+    const { listArb, encounterIds, docArb } = queryArbitraries(ref);
+    const lists = fc.sample(listArb, { numRuns: 80, seed: 5 });
+    const encounters = fc.sample(fc.constantFrom(...encounterIds), { numRuns: 80, seed: 5 });
+    const pairs = fc.sample(docArb, { numRuns: 80, seed: 5 });
+    const [listAnswers, encounterAnswers, documentAnswers, transcriptAnswers, accesses] = await Promise.all([
+      Promise.all(
+        lists.map((q) =>
+          outcomeOf(
+            listEncounters(db, caller, {
+              window: { startMs: q.start, endMs: q.end },
+              sort: q.sort,
+              limit: q.limit,
+              offset: q.offset,
+            }).then((listed) => listed.answer),
+          ),
+        ),
+      ),
+      Promise.all(encounters.map((id) => outcomeOf(getEncounter(db, caller, id)))),
+      Promise.all(pairs.map(([e, d]) => outcomeOf(getDocument(db, caller, e, d)))),
+      Promise.all(pairs.map(([e, d]) => outcomeOf(getTranscript(db, caller, e, d)))),
+      Promise.all(pairs.map(([e, d]) => findDocumentAccess(db, ORG_A, e, d))),
+    ]);
+    assert.deepEqual(
+      listAnswers,
+      lists.map((q) => ({ status: 200, body: expectedList(ref, q) })),
+    );
+    assert.deepEqual(
+      encounterAnswers,
+      encounters.map((id) => expectedEncounter(ref, id)),
+    );
+    assert.deepEqual(
+      documentAnswers,
+      pairs.map(([e, d]) => expectedDocument(ref, e, d)),
+    );
+    assert.deepEqual(
+      transcriptAnswers,
+      pairs.map(([e, d]) => expectedTranscript(ref, e, d)),
+    );
+    // The audio route's read: the same access, and the document only under its own encounter.
+    assert.deepEqual(
+      accesses.map(accessOutcome),
+      pairs.map(([e, d]) => {
+        const checked = documentCheck(ref, e, d);
+        return 'denied' in checked ? checked.denied : { status: 200, body: checked.document.id };
+      }),
+    );
   });
 
   test('after re-imports changing patients, encounters, documents and transcripts, still the same', async () => {
