@@ -30,6 +30,7 @@
  */
 import type pg from 'pg';
 import { arrayRowBuilder } from './arrayRows.js';
+import { chunks } from './statementBatches.js';
 
 /**
  * Calls per statement: each brings one array element per argument, never a new parameter. About
@@ -113,8 +114,7 @@ export class PgTurnBatch {
   #flush(): void {
     const waiting = this.#waiting;
     this.#waiting = [];
-    for (let i = 0; i < waiting.length; i += MAX_CALLS) {
-      const calls = waiting.slice(i, i + MAX_CALLS);
+    for (const calls of chunks(waiting, MAX_CALLS)) {
       if (calls.length === 1) this.#runAlone(calls[0]!);
       else
         this.#runMany(calls).catch((error: unknown) => {
