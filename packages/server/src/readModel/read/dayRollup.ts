@@ -71,8 +71,8 @@ export async function dayAtOffset(
     return { past: before };
   }
   const [row] = await DAY_AT_OFFSET[sort](db, organizationId, firstDay, endDay, offset);
-  if (row) return { day: Number(row.day), before: Number(row.before) };
-  return { past: await rollupCount(db, organizationId, firstDay, endDay) };
+  if (row?.day != null) return { day: Number(row.day), before: Number(row.before) };
+  return { past: Number(row?.total ?? 0) };
 }
 
 const DAY_WALK_SQL = (sort: 'asc' | 'desc') =>
@@ -80,15 +80,28 @@ const DAY_WALK_SQL = (sort: 'asc' | 'desc') =>
 
 const dayWalks = new WeakMap<SqliteReadConnection, Record<'asc' | 'desc', SQLite.Statement>>();
 
+/**
+ * One row: the day and the entries before it, or (no day holding the offset) the days' total.
+ * The total is read by the same statement, so in the same snapshot as the search that found no
+ * day; the scalar subquery runs only then.
+ */
 function dayAtOffsetQuery(sort: 'asc' | 'desc') {
   const order = sql.raw(sort === 'asc' ? 'asc' : 'desc');
   return preparedQuery(
     (db, organizationId: string, firstDay: number, endDay: number, offset: number) => {
-      const query = sql<{ day: number; before: number }>`select day, running - count as before from (
-        select day, count, sum(count) over (order by day ${order}) as running
-        from encounter_day_counts
-        where organization_id = ${organizationId} and day >= ${firstDay} and day < ${endDay}
-      ) as days where running > ${offset} order by day ${order} limit 1`;
+      const days = sql`from encounter_day_counts
+        where organization_id = ${organizationId} and day >= ${firstDay} and day < ${endDay}`;
+      const query = sql<{
+        day: number | null;
+        before: number | null;
+        total: number | null;
+      }>`select hit.day, hit.before,
+        case when hit.day is null then (select sum(count) ${days}) end as total
+      from (select 1) as one left join lateral (
+        select day, running - count as before from (
+          select day, count, sum(count) over (order by day ${order}) as running ${days}
+        ) as walked where running > ${offset} order by day ${order} limit 1
+      ) as hit on true`;
       return { compile: () => query.compile(db) };
     },
     { turnBatched: true },

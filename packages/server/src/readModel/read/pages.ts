@@ -65,7 +65,7 @@ async function pageBounds(db: Db, organizationId: string, page: ListPage): Promi
     if (page.offset < head) return plain;
     const rest = page.offset - head;
     const at = await dayAtOffset(db, 'asc', organizationId, firstFullDay, endFullDay, rest);
-    if ('past' in at) return { startMs: endFullDay * DAY_MS, endMs, offset: pastDays(rest, at.past) };
+    if ('past' in at) return { startMs: endFullDay * DAY_MS, endMs, offset: rest - at.past };
     return { startMs: at.day * DAY_MS, endMs, offset: rest - at.before };
   }
   const tail =
@@ -73,18 +73,8 @@ async function pageBounds(db: Db, organizationId: string, page: ListPage): Promi
   if (page.offset < tail) return plain;
   const rest = page.offset - tail;
   const at = await dayAtOffset(db, 'desc', organizationId, firstFullDay, endFullDay, rest);
-  if ('past' in at) return { startMs, endMs: firstFullDay * DAY_MS, offset: pastDays(rest, at.past) };
+  if ('past' in at) return { startMs, endMs: firstFullDay * DAY_MS, offset: rest - at.past };
   return { startMs, endMs: (at.day + 1) * DAY_MS, offset: rest - at.before };
-}
-
-/**
- * The offset left once the whole days are skipped. On PostgreSQL the days' total is read after the
- * day search found no day holding the offset, and an import committed between the two can make it
- * the larger: the page then starts at the days' end rather than at a negative offset, which the
- * database refuses.
- */
-function pastDays(offset: number, daysHold: number): number {
-  return Math.max(0, offset - daysHold);
 }
 
 export interface PageRow {
