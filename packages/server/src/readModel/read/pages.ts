@@ -4,7 +4,7 @@
  * demo/training encounters are never listed.
  */
 import type { SortOrder } from '../../contract/listQuery.js';
-import type { Db } from '../../database/connection.js';
+import { type Db, pgPoolOf } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { DAY_MS, dayOf } from '../../time.js';
 import { countOnIndex } from './counts.js';
@@ -36,7 +36,11 @@ export interface ListPage {
 export async function listEncounterPage(db: Db, organizationId: string, page: ListPage): Promise<PageRow[]> {
   const { sort, limit } = page;
   const bounds = await pageBounds(db, organizationId, page);
-  return PAGE_READS[sort](db, organizationId, bounds.startMs, bounds.endMs, limit, bounds.offset);
+  const reads =
+    bounds.offset >= SKIP_ON_INDEX_FROM && pgPoolOf(db) !== undefined
+      ? PAGE_READS_SKIPPING_ON_INDEX
+      : PAGE_READS;
+  return reads[sort](db, organizationId, bounds.startMs, bounds.endMs, limit, bounds.offset);
 }
 
 /** Below this offset the scan simply skips entries: cheaper than asking the roll-up. */
@@ -83,23 +87,65 @@ export interface PageRow {
   patient_id: string;
 }
 
-function pageRead(sort: 'asc' | 'desc') {
+/** The list index's entries of a caller's window, in the list's order. */
+function listRange(db: Db, organizationId: string, startMs: number, endMs: number, sort: SortOrder) {
+  return db
+    .selectFrom('encounter_reads')
+    .where('organization_id', '=', organizationId)
+    .where('demo_training', '=', 0)
+    .where('created_at', '>=', startMs)
+    .where('created_at', '<', endMs)
+    .orderBy('created_at', sort)
+    .orderBy('encounter_id', sort);
+}
+
+function pageRead(sort: SortOrder) {
   return preparedQuery(
     (db, organizationId: string, startMs: number, endMs: number, limit: number, offset: number) =>
-      db
-        .selectFrom('encounter_reads')
+      listRange(db, organizationId, startMs, endMs, sort)
         .select(['summary', 'etag', 'patient_id'])
-        .where('organization_id', '=', organizationId)
-        .where('demo_training', '=', 0)
-        .where('created_at', '>=', startMs)
-        .where('created_at', '<', endMs)
-        .orderBy('created_at', sort)
-        .orderBy('encounter_id', sort)
         .limit(limit)
         .offset(offset),
     { turnBatched: true },
   );
 }
 
-/** One range scan of the list index, which carries the stored summaries. */
+/**
+ * The same page with the skipped entries read from the list index alone (an index-only scan),
+ * then each of the page's rows by its primary key. PostgreSQL keeps the summaries in the table,
+ * not the index, so skipping an entry by the plain read fetches its row: at 1,000,000
+ * encounters, skipping 2,823 entries took 1.3 ms that way and 0.6 ms this way (5,000: 3.3 and
+ * 1.0 ms). For a short skip the primary-key lookups cost more than they save (50 entries:
+ * 0.03 ms plain, 0.18 ms this way). SQLite's table is the list index itself, so it never needs this.
+ */
+function pageReadSkippingOnIndex(sort: SortOrder) {
+  return preparedQuery(
+    (db, organizationId: string, startMs: number, endMs: number, limit: number, offset: number) =>
+      db
+        .selectFrom(
+          listRange(db, organizationId, startMs, endMs, sort)
+            .select(['encounter_id', 'created_at'])
+            .limit(limit)
+            .offset(offset)
+            .as('page'),
+        )
+        .innerJoin('encounter_reads as row', (join) =>
+          join
+            .onRef('row.encounter_id', '=', 'page.encounter_id')
+            .on('row.organization_id', '=', organizationId),
+        )
+        .select(['row.summary', 'row.etag', 'row.patient_id'])
+        .orderBy('page.created_at', sort)
+        .orderBy('page.encounter_id', sort),
+    { turnBatched: true },
+  );
+}
+
+/** From this offset PostgreSQL's page skips its entries on the index (measured crossover: 300-400). */
+const SKIP_ON_INDEX_FROM = 400;
+
 const PAGE_READS = { asc: pageRead('asc'), desc: pageRead('desc') };
+const PAGE_READS_SKIPPING_ON_INDEX = {
+  asc: pageReadSkippingOnIndex('asc'),
+  desc: pageReadSkippingOnIndex('desc'),
+};
