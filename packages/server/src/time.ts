@@ -93,3 +93,8 @@ export const DAY_MS = 86_400_000;
 export function dayOf(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
+
+export const HOUR_MS = 3_600_000;
+export function hourOf(ms: number): number {
+  return Math.floor(ms / HOUR_MS);
+}

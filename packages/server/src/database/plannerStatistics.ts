@@ -19,6 +19,7 @@ const LOADED_TABLES = [
   'patients',
   'encounters',
   'encounter_day_counts',
+  'encounter_hour_counts',
   'encounter_counts',
   'documents',
   'transcripts',

@@ -110,6 +110,14 @@ export interface EncounterDayCountsTable {
   count: number;
 }
 
+/** The same counts by hour, which place a deep list offset within its day (migration 013). */
+export interface EncounterHourCountsTable {
+  organization_id: string;
+  /** floor(created_at / 3,600,000). */
+  hour: number;
+  count: number;
+}
+
 /** Each organization's listable encounters: the sum of its day counts, kept beside them. */
 export interface EncounterCountsTable {
   organization_id: string;
@@ -297,6 +305,7 @@ export interface Database {
   transcripts: TranscriptsTable;
   recordings: RecordingsTable;
   encounter_day_counts: EncounterDayCountsTable;
+  encounter_hour_counts: EncounterHourCountsTable;
   encounter_counts: EncounterCountsTable;
   encounter_reads: EncounterReadsTable;
   document_reads: DocumentReadsTable;

@@ -1,10 +1,11 @@
 /**
  * Writes of clinical data (imports and the demo). Every function runs inside the caller's
  * transaction, writes in multi-row batches, and replaces rows by id (imports are idempotent).
- * Encounter writes keep the per-day count roll-up and each organization's total exact in the same
- * transaction.
+ * Encounter writes keep the per-day and per-hour count roll-ups and each organization's total exact
+ * in the same transaction.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
+import { COUNT_ROLLUPS, type CountRollup } from '../database/countRollups.js';
 import type {
   Database,
   DocumentsTable,
@@ -14,7 +15,7 @@ import type {
   TranscriptsTable,
 } from '../database/schema.js';
 import { chunks } from '../database/statementBatches.js';
-import { DAY_MS, dayOf } from '../time.js';
+import { dayOf, hourOf } from '../time.js';
 
 type Tx = Kysely<Database>;
 
@@ -36,6 +37,29 @@ export async function upsertPatients(tx: Tx, rows: Insertable<PatientsTable>[]):
   }
 }
 
+interface CountDelta {
+  organization_id: string;
+  /** The day or hour. */
+  at: number;
+  count: number;
+}
+
+/** Changes to organizations' per-day or per-hour counts, summed by organization and day or hour. */
+class CountDeltas {
+  readonly #byKey = new Map<string, CountDelta>();
+
+  add(organizationId: string, at: number, by: number): void {
+    const key = `${organizationId}\u0000${at}`;
+    const entry = this.#byKey.get(key) ?? { organization_id: organizationId, at, count: 0 };
+    entry.count += by;
+    this.#byKey.set(key, entry);
+  }
+
+  changed(): CountDelta[] {
+    return [...this.#byKey.values()].filter((d) => d.count !== 0);
+  }
+}
+
 export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>[]): Promise<void> {
   for (const batch of chunks(rows)) {
     // Before the rows are read: another transaction writing these organizations' encounters has
@@ -50,19 +74,16 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
         batch.map((r) => r.id),
       )
       .execute();
-    const deltas = new Map<string, { organization_id: string; day: number; count: number }>();
+    const days = new CountDeltas();
+    const hours = new CountDeltas();
     const bump = (organizationId: string, createdAt: number, by: number) => {
-      const day = dayOf(createdAt);
-      const key = `${organizationId}\u0000${day}`;
-      const entry = deltas.get(key) ?? { organization_id: organizationId, day, count: 0 };
-      entry.count += by;
-      deltas.set(key, entry);
+      days.add(organizationId, dayOf(createdAt), by);
+      hours.add(organizationId, hourOf(createdAt), by);
     };
     for (const old of existing) if (old.demo_training === 0) bump(old.organization_id, old.created_at, -1);
     for (const row of batch) if (!row.demo_training) bump(row.organization_id, row.created_at, 1);
-    // In any order: no other transaction holds these organizations' days while this one holds
-    // their totals.
-    const changed = [...deltas.values()].filter((d) => d.count !== 0);
+    // Written below in any order: no other transaction holds these organizations' days and hours
+    // while this one holds their totals.
 
     await tx
       .insertInto('encounters')
@@ -80,19 +101,21 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
         })),
       )
       .execute();
-    if (changed.length > 0) {
-      await tx
-        .insertInto('encounter_day_counts')
-        .values(changed)
-        .onConflict((oc) =>
-          oc.columns(['organization_id', 'day']).doUpdateSet((eb) => ({
-            count: eb('encounter_day_counts.count', '+', eb.ref('excluded.count')),
-          })),
-        )
-        .execute();
-      await addToOrganizationCounts(tx, changed);
-    }
+    // An encounter moved to another hour of its day changes its hours and not its day.
+    await addToRollup(tx, 'day', days.changed());
+    await addToRollup(tx, 'hour', hours.changed());
+    await addToOrganizationCounts(tx, days.changed());
   }
+}
+
+/** Adds count changes to a roll-up, creating the days or hours it has no row for yet. */
+async function addToRollup(tx: Tx, rollup: CountRollup, changes: readonly CountDelta[]): Promise<void> {
+  if (changes.length === 0) return;
+  const table = sql.table(COUNT_ROLLUPS[rollup].table);
+  const unit = sql.ref(rollup);
+  const rows = sql.join(changes.map((c) => sql`(${c.organization_id}, ${c.at}, ${c.count})`));
+  await sql`insert into ${table} (organization_id, ${unit}, count) values ${rows}
+    on conflict (organization_id, ${unit}) do update set count = ${table}.count + excluded.count`.execute(tx);
 }
 
 /**
@@ -227,27 +250,14 @@ export async function deleteRecordings(tx: Tx, documentIds: string[]): Promise<v
 }
 
 /**
- * Recomputes an organization's per-day counts and its total from its encounters. For bulk
+ * Recomputes an organization's per-day and per-hour counts and its total from its encounters. For bulk
  * loaders that write encounters without the incremental bookkeeping of `upsertEncounters` (the
  * demo's SQLite path).
  */
 export async function rebuildEncounterCounts(tx: Tx, organizationId: string): Promise<void> {
   await lockOrganizationTotals(tx, [organizationId]);
-  // floor(created_at / DAY_MS) as dayOf() computes it, as a literal so both dialects group by it.
-  const dayExpression = sql<number>`floor(created_at / ${sql.raw(`${DAY_MS}.0`)})`;
-  await tx.deleteFrom('encounter_day_counts').where('organization_id', '=', organizationId).execute();
-  await tx
-    .insertInto('encounter_day_counts')
-    .columns(['organization_id', 'day', 'count'])
-    .expression((eb) =>
-      eb
-        .selectFrom('encounters')
-        .select((s) => ['organization_id', dayExpression.as('day'), s.fn.countAll<number>().as('count')])
-        .where('organization_id', '=', organizationId)
-        .where('demo_training', '=', 0)
-        .groupBy(['organization_id', dayExpression]),
-    )
-    .execute();
+  await rebuildRollup(tx, 'day', organizationId);
+  await rebuildRollup(tx, 'hour', organizationId);
   await tx
     .updateTable('encounter_counts')
     .set((eb) => ({
@@ -258,4 +268,16 @@ export async function rebuildEncounterCounts(tx: Tx, organizationId: string): Pr
     }))
     .where('organization_id', '=', organizationId)
     .execute();
+}
+
+async function rebuildRollup(tx: Tx, rollup: CountRollup, organizationId: string): Promise<void> {
+  const { table: name, unitMs } = COUNT_ROLLUPS[rollup];
+  const table = sql.table(name);
+  // floor(created_at / unit) as dayOf() and hourOf() compute it, as a literal so both dialects group by it.
+  const unit = sql`floor(created_at / ${sql.raw(`${unitMs}.0`)})`;
+  await sql`delete from ${table} where organization_id = ${organizationId}`.execute(tx);
+  await sql`insert into ${table} (organization_id, ${sql.ref(rollup)}, count)
+    select organization_id, ${unit}, count(*) from encounters
+    where organization_id = ${organizationId} and demo_training = 0
+    group by organization_id, ${unit}`.execute(tx);
 }

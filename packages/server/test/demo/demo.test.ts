@@ -11,7 +11,7 @@ import { AUDIO_POOL, MISSING_AUDIO_KEY } from '../../src/demo/demoPlan.js';
 import { type DemoResult, loadDemo } from '../../src/demo/loadDemo.js';
 import type { Services } from '../../src/services.js';
 import { findKeyByDigest } from '../../src/store/apiKeys.js';
-import { dayOf } from '../../src/time.js';
+import { dayOf, hourOf } from '../../src/time.js';
 import { createCommandServices } from '../support/cli.js';
 import { TEST_DIGEST_SECRET } from '../support/fixtures.js';
 import { forEachStore } from '../support/stores.js';
@@ -173,14 +173,24 @@ forEachStore('eds demo', (kind) => {
     assert.deepEqual(mismatchedDocuments, []);
 
     const expected = new Map<string, number>();
+    const expectedHours = new Map<string, number>();
     for (const e of await db.selectFrom('encounters').selectAll().where('demo_training', '=', 0).execute()) {
       const key = `${e.organization_id}/${dayOf(e.created_at)}`;
       expected.set(key, (expected.get(key) ?? 0) + 1);
+      const hourKey = `${e.organization_id}/${hourOf(e.created_at)}`;
+      expectedHours.set(hourKey, (expectedHours.get(hourKey) ?? 0) + 1);
     }
     const counts = await db.selectFrom('encounter_day_counts').selectAll().execute();
     assert.deepEqual(
       new Map(counts.filter((c) => c.count !== 0).map((c) => [`${c.organization_id}/${c.day}`, c.count])),
       expected,
+    );
+    const hourCounts = await db.selectFrom('encounter_hour_counts').selectAll().execute();
+    assert.deepEqual(
+      new Map(
+        hourCounts.filter((c) => c.count !== 0).map((c) => [`${c.organization_id}/${c.hour}`, c.count]),
+      ),
+      expectedHours,
     );
     // Each organization's list total is the sum of its days.
     const expectedTotals = new Map<string, number>();

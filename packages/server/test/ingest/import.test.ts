@@ -75,6 +75,12 @@ forEachStore('eds import', (kind) => {
         .where('organization_id', '=', org)
         .orderBy('day')
         .execute(),
+      hourCounts: await q
+        .selectFrom('encounter_hour_counts')
+        .selectAll()
+        .where('organization_id', '=', org)
+        .orderBy('hour')
+        .execute(),
       total: await q.selectFrom('encounter_counts').selectAll().where('organization_id', '=', org).execute(),
       events: await q
         .selectFrom('webhook_events')
@@ -123,6 +129,10 @@ forEachStore('eds import', (kind) => {
     assert.deepEqual(
       state.dayCounts.map((d) => d.count),
       [1],
+    );
+    assert.deepEqual(
+      state.hourCounts.map((h) => [h.hour, h.count]),
+      [[Date.parse('2026-05-01T15:00:00Z') / 3_600_000, 1]],
     );
 
     const events = await eventsFor(ids.ambient);
@@ -345,6 +355,30 @@ forEachStore('eds import', (kind) => {
     const { organizations: _o1, patients: _p1, ...rest1 } = first;
     const { organizations: _o2, patients: _p2, ...rest2 } = second;
     assert.deepEqual(rest2, rest1);
+  });
+
+  test("a re-import moving an encounter to another hour of its day moves its hour's count, and its day's stays", async () => {
+    const { ids, lines } = exampleLines(unique());
+    const file = writeImportFile(lines);
+    writeBeside(file, 'recordings/doc_2.wav', WAV);
+    await importNdjsonFile(services, file);
+    const moved = lines.map((line) =>
+      typeof line === 'object' && line.kind === 'encounter'
+        ? { ...line, created_at: '2026-05-01T09:30:00Z' }
+        : line,
+    );
+    const movedFile = writeImportFile(moved);
+    writeBeside(movedFile, 'recordings/doc_2.wav', WAV);
+    await importNdjsonFile(services, movedFile);
+    const state = await snapshot(ids.org);
+    assert.deepEqual(
+      state.dayCounts.map((d) => [d.day, d.count]),
+      [[Date.parse('2026-05-01T00:00:00Z') / 86_400_000, 1]],
+    );
+    assert.deepEqual(
+      state.hourCounts.filter((h) => h.count !== 0).map((h) => [h.hour, h.count]),
+      [[Date.parse('2026-05-01T09:00:00Z') / 3_600_000, 1]],
+    );
   });
 
   test('transcript_ready is emitted once per transition to finalized, never for a re-import', async () => {

@@ -12,6 +12,7 @@ import * as auditPatientSets from './009_audit_patient_sets.js';
 import * as auditPatientIndex from './010_audit_patient_index.js';
 import * as encounterCounts from './011_encounter_counts.js';
 import * as webhookEndpointHealth from './012_webhook_endpoint_health.js';
+import * as encounterHourCounts from './013_encounter_hour_counts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '010_audit_patient_index': auditPatientIndex,
   '011_encounter_counts': encounterCounts,
   '012_webhook_endpoint_health': webhookEndpointHealth,
+  '013_encounter_hour_counts': encounterHourCounts,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,8 +5,8 @@
 import type { Db } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { DAY_MS, dayOf } from '../../time.js';
+import { rollupCount } from './countRollups.js';
 import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
-import { rollupCount } from './dayRollup.js';
 
 /**
  * The exact number of listable encounters in a window, at a cost that does not grow with the

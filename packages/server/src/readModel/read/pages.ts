@@ -6,10 +6,10 @@
 import type { SortOrder } from '../../contract/listQuery.js';
 import { type Db, pgPoolOf } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
-import { DAY_MS, dayOf } from '../../time.js';
+import { DAY_MS, dayOf, HOUR_MS } from '../../time.js';
+import { dayAtOffset, hourAtOffset } from './countRollups.js';
 import { countOnIndex } from './counts.js';
 import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
-import { dayAtOffset } from './dayRollup.js';
 
 export interface ListPage {
   window: CreatedWindow;
@@ -24,14 +24,15 @@ export interface ListPage {
  * summary and tag, so nothing is joined and no object is built per item.
  *
  * A deep offset does not walk every entry before it. The per-day count roll-up (exact, kept in
- * the same transaction as every encounter write) says in which day the offset lands, so the scan
- * starts at that day and skips only the entries before the offset within it: the cost is the
- * days before the target (a walk over the roll-up's rows that stops at the target day) plus at
- * most one day's entries, instead of `offset` entries. Chosen over a per-organization rank or
- * checkpoint rows because it needs nothing more at import: an encounter inserted early in the
- * order would shift every later rank or checkpoint, while the roll-up only changes one day's
- * count. Its limit: an organization with more than a few thousand encounters on one day skips up
- * to that day's entries (see docs/benchmarks.md).
+ * the same transaction as every encounter write) says in which day the offset lands, and on a
+ * busy day the per-hour roll-up in which hour, so the scan starts there and skips only the
+ * entries before the offset within it: the cost is the days before the target (a walk over the
+ * roll-up's rows that stops at the target day), at most a day's hours, and at most one hour's
+ * entries, instead of `offset` entries. Chosen over a per-organization rank or checkpoint rows
+ * because it needs nothing more at import: an encounter inserted early in the order would shift
+ * every later rank or checkpoint, while the roll-ups only change one day's and one hour's count.
+ * Its limit: an organization with more than a few thousand encounters in one hour skips up to that
+ * hour's entries (see docs/benchmarks.md).
  */
 export async function listEncounterPage(db: Db, organizationId: string, page: ListPage): Promise<PageRow[]> {
   const { sort, limit } = page;
@@ -46,13 +47,22 @@ export async function listEncounterPage(db: Db, organizationId: string, page: Li
 /** Below this offset the scan simply skips entries: cheaper than asking the roll-up. */
 const SKIP_BY_DAYS_FROM = 1000;
 
+/**
+ * From this many entries into the offset's day, the hour roll-up says in which hour the offset
+ * lands, and the page skips only that hour's entries before it.
+ */
+const SKIP_BY_HOURS_FROM = 200;
+
 interface Bounds {
   startMs: number;
   endMs: number;
   offset: number;
 }
 
-/** The same page, as a window that starts (or, descending, ends) at the day the offset lands in. */
+/**
+ * The same page, as a window that starts (or, descending, ends) at the day the offset lands in, or
+ * at its hour on a busy day.
+ */
 async function pageBounds(db: Db, organizationId: string, page: ListPage): Promise<Bounds> {
   const startMs = page.window.startMs ?? EARLIEST_MS;
   const endMs = page.window.endMs ?? AFTER_LATEST_MS;
@@ -68,17 +78,42 @@ async function pageBounds(db: Db, organizationId: string, page: ListPage): Promi
         : 0;
     if (page.offset < head) return plain;
     const rest = page.offset - head;
-    const at = await dayAtOffset(db, 'asc', organizationId, firstFullDay, endFullDay, rest);
-    if ('past' in at) return { startMs: endFullDay * DAY_MS, endMs, offset: rest - at.past };
-    return { startMs: at.day * DAY_MS, endMs, offset: rest - at.before };
+    const day = await dayAtOffset(db, 'asc', organizationId, firstFullDay, endFullDay, rest);
+    if ('past' in day) return { startMs: endFullDay * DAY_MS, endMs, offset: rest - day.past };
+    const inDay = rest - day.before;
+    const hour =
+      inDay < SKIP_BY_HOURS_FROM ? undefined : await hourOfDayAt(db, 'asc', organizationId, day.at, inDay);
+    if (hour === undefined) return { startMs: day.at * DAY_MS, endMs, offset: inDay };
+    return { startMs: hour.at * HOUR_MS, endMs, offset: inDay - hour.before };
   }
   const tail =
     endFullDay * DAY_MS < endMs ? await countOnIndex(db, organizationId, endFullDay * DAY_MS, endMs) : 0;
   if (page.offset < tail) return plain;
   const rest = page.offset - tail;
-  const at = await dayAtOffset(db, 'desc', organizationId, firstFullDay, endFullDay, rest);
-  if ('past' in at) return { startMs, endMs: firstFullDay * DAY_MS, offset: rest - at.past };
-  return { startMs, endMs: (at.day + 1) * DAY_MS, offset: rest - at.before };
+  const day = await dayAtOffset(db, 'desc', organizationId, firstFullDay, endFullDay, rest);
+  if ('past' in day) return { startMs, endMs: firstFullDay * DAY_MS, offset: rest - day.past };
+  const inDay = rest - day.before;
+  const hour =
+    inDay < SKIP_BY_HOURS_FROM ? undefined : await hourOfDayAt(db, 'desc', organizationId, day.at, inDay);
+  if (hour === undefined) return { startMs, endMs: (day.at + 1) * DAY_MS, offset: inDay };
+  return { startMs, endMs: (hour.at + 1) * HOUR_MS, offset: inDay - hour.before };
+}
+
+/**
+ * The hour of `day` in which its entry at `offset` lies (in `sort` order), with the entries of the
+ * day's hours before it. Undefined when the hours hold fewer entries than that, which on PostgreSQL
+ * an import committed after the day search can make so: the page then skips from the day's start.
+ */
+async function hourOfDayAt(
+  db: Db,
+  sort: SortOrder,
+  organizationId: string,
+  day: number,
+  offset: number,
+): Promise<{ at: number; before: number } | undefined> {
+  const firstHour = (day * DAY_MS) / HOUR_MS;
+  const hour = await hourAtOffset(db, sort, organizationId, firstHour, firstHour + DAY_MS / HOUR_MS, offset);
+  return 'past' in hour ? undefined : hour;
 }
 
 export interface PageRow {

@@ -202,3 +202,81 @@ forEachStore('organization totals migration', (kind) => {
     );
   });
 });
+
+forEachStore('encounter hour counts migration', (kind) => {
+  let store: Store;
+  before(async () => {
+    store = await createUnmigratedStore(kind);
+  });
+  after(() => store.close());
+
+  test("happy: migrating counts each organization's listable encounters by hour", async () => {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+    assert.equal((await migrator.migrateTo('012_webhook_endpoint_health')).error, undefined);
+    for (const id of ['org_a', 'org_b']) {
+      await upsertOrganization(store.db, {
+        id,
+        name: id,
+        allowlisted: true,
+        routes: ['encounters'],
+        apiKeysEnabled: true,
+        createdAt: T,
+        updatedAt: T,
+      });
+    }
+    await upsertPatients(
+      store.db,
+      ['org_a', 'org_b'].map((organization) => ({
+        id: `pat_${organization}`,
+        organization_id: organization,
+        first_name: 'Ana',
+        last_name: 'Silva',
+        date_of_birth: '1980-02-29',
+        created_at: T,
+        updated_at: T,
+      })),
+    );
+    const HOUR = 3_600_000;
+    const T0 = Math.floor(T / 86_400_000) * 86_400_000;
+    const encounter = (id: string, organization: string, createdAt: number, demoTraining: 0 | 1 = 0) => ({
+      id,
+      organization_id: organization,
+      patient_id: `pat_${organization}`,
+      encounter_type: 'ambient',
+      status: 'completed',
+      date_of_service: createdAt,
+      created_at: createdAt,
+      updated_at: createdAt,
+      demo_training: demoTraining,
+    });
+    // Written as an older release wrote them: rows only, no hour counts yet.
+    await store.db
+      .insertInto('encounters')
+      .values([
+        encounter('enc_1', 'org_a', T0 + 9 * HOUR),
+        encounter('enc_2', 'org_a', T0 + 9 * HOUR + 59 * 60_000),
+        encounter('enc_3', 'org_a', T0 + 10 * HOUR),
+        encounter('enc_4', 'org_a', T0 + 10 * HOUR + 1, 1),
+        encounter('enc_5', 'org_b', T0 + 9 * HOUR + 1),
+      ])
+      .execute();
+
+    assert.ok((await migrateToLatest(store.db)).includes('013_encounter_hour_counts'));
+
+    const hours = await store.db
+      .selectFrom('encounter_hour_counts')
+      .select(['organization_id', 'hour', 'count'])
+      .orderBy('organization_id')
+      .orderBy('hour')
+      .execute();
+    const hourOfT0 = T0 / HOUR;
+    assert.deepEqual(
+      hours.map((h) => [h.organization_id, Number(h.hour), Number(h.count)]),
+      [
+        ['org_a', hourOfT0 + 9, 2],
+        ['org_a', hourOfT0 + 10, 1],
+        ['org_b', hourOfT0 + 9, 1],
+      ],
+    );
+  });
+});
