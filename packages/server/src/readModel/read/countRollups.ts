@@ -31,7 +31,10 @@ export async function rollupCount(
   return Number(row?.n ?? 0);
 }
 
-/** Where an offset lands among a roll-up's days or hours: that one and the entries before it, or past them all. */
+/**
+ * Where an offset lands among a roll-up's days or hours: that day or hour and the entries before
+ * it, or past them all.
+ */
 export type UnitAtOffset = { at: number; before: number } | { past: number };
 
 /**

@@ -49,7 +49,9 @@ const SKIP_BY_DAYS_FROM = 1000;
 
 /**
  * From this many entries into the offset's day, the hour roll-up says in which hour the offset
- * lands, and the page skips only that hour's entries before it.
+ * lands, and the page skips only that hour's entries before it. Fewer entries cost less to skip
+ * than another read of a roll-up (on PostgreSQL, another statement of the turn) saves; at 100,000
+ * encounters a day holds about 210 and the busiest 550, so most pages there skip by days alone.
  */
 const SKIP_BY_HOURS_FROM = 200;
 
