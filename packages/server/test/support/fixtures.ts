@@ -128,6 +128,30 @@ export class FixtureBuilder {
     return id;
   }
 
+  /** Many encounters of one patient at once, in one transaction, as an import writes them. */
+  async encounters(
+    organizationId: string,
+    patientId: string,
+    createdAts: readonly number[],
+  ): Promise<string[]> {
+    const rows = createdAts.map((createdAt, i) => ({
+      id: `enc_${organizationId.slice(-6)}_${String(i).padStart(6, '0')}`,
+      organization_id: organizationId,
+      patient_id: patientId,
+      encounter_type: 'ambient',
+      status: 'completed',
+      date_of_service: createdAt - 3_600_000,
+      created_at: createdAt,
+      updated_at: createdAt + 300_000,
+      demo_training: 0 as const,
+    }));
+    await inTransaction(this.db, async (tx) => {
+      await upsertEncounters(tx, rows);
+      await applyReadModelChanges(tx, { encounters: rows.map((row) => row.id) });
+    });
+    return rows.map((row) => row.id);
+  }
+
   async document(organizationId: string, encounterId: string, spec: DocumentSpec = {}): Promise<string> {
     const id = spec.id ?? newId('doc');
     const schemaType = spec.schemaType ?? 'document';

@@ -7,6 +7,7 @@ import type SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../database/connection.js';
 import { COUNT_ROLLUPS, type CountRollup } from '../../database/countRollups.js';
+import { isSqlite } from '../../database/dialect.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 
 const rollupSum = preparedQuery(
@@ -93,16 +94,33 @@ async function rollupAtOffset(
       statement = sqlite.prepare(ROLLUP_WALK_SQL(rollup, sort)).raw(true);
       walks.set(key, statement);
     }
-    let before = 0;
-    for (const [at, count] of statement.iterate(organizationId, first, end) as Iterable<[number, number]>) {
-      if (before + count > offset) return { at, before };
-      before += count;
-    }
-    return { past: before };
+    return walkTo(statement.iterate(organizationId, first, end) as Iterable<[number, number]>, offset);
+  }
+  if (isSqlite(db)) {
+    // Inside a transaction, through Kysely: SQLite has no LATERAL for PostgreSQL's statement below.
+    const unit = sql.ref(rollup);
+    const { rows } = await sql<{ place: number; count: number }>`select ${unit} as place, count
+      from ${sql.table(COUNT_ROLLUPS[rollup].table)}
+      where organization_id = ${organizationId} and ${unit} >= ${first} and ${unit} < ${end}
+      order by ${unit} ${sql.raw(sort === 'asc' ? 'asc' : 'desc')}`.execute(db);
+    return walkTo(
+      rows.map((row): [number, number] => [row.place, row.count]),
+      offset,
+    );
   }
   const [row] = await ROLLUP_AT_OFFSET[rollup][sort](db, organizationId, first, end, offset);
   if (row?.place != null) return { at: Number(row.place), before: Number(row.before) };
   return { past: Number(row?.total ?? 0) };
+}
+
+/** The first day or hour, of rows in order, whose entries take the count past `offset`. */
+function walkTo(rows: Iterable<[number, number]>, offset: number): UnitAtOffset {
+  let before = 0;
+  for (const [at, count] of rows) {
+    if (before + count > offset) return { at, before };
+    before += count;
+  }
+  return { past: before };
 }
 
 const ROLLUP_WALK_SQL = (rollup: CountRollup, sort: 'asc' | 'desc') =>

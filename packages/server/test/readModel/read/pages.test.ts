@@ -1,0 +1,124 @@
+/**
+ * Deep list pages, placed by the day and hour roll-ups (and on PostgreSQL read by keys from the
+ * list index), against the list's order computed here: on both stores, in and out of a
+ * transaction, and with an hour roll-up that holds fewer entries than its day.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { SortOrder } from '../../../src/contract/listQuery.js';
+import { type Db, inTransaction, type Store } from '../../../src/database/connection.js';
+import type { CreatedWindow } from '../../../src/readModel/read/createdWindow.js';
+import { listEncounterPage } from '../../../src/readModel/read/pages.js';
+import { rebuildEncounterCounts } from '../../../src/store/clinicalWrites.js';
+import { DAY_MS, HOUR_MS } from '../../../src/time.js';
+import { FixtureBuilder } from '../../support/fixtures.js';
+import { createTestStore, forEachStore } from '../../support/stores.js';
+
+const DAY0 = Date.UTC(2026, 2, 2);
+const DAY1 = DAY0 + DAY_MS;
+
+/**
+ * Two busy days: the first spread over ten hours, with encounters on hour boundaries, 1 ms before
+ * them and tied to the millisecond; the second with 600 in one hour, so a page placed by its hour
+ * still skips hundreds of entries.
+ */
+function createdTimes(): number[] {
+  const times: number[] = [];
+  for (let i = 0; i < 700; i++) {
+    const hour = DAY0 + (8 + (i % 10)) * HOUR_MS;
+    const shape = i % 7;
+    if (shape === 0) times.push(hour);
+    else if (shape === 1) times.push(hour - 1);
+    else if (shape === 2) times.push(hour + 1_000);
+    else times.push(hour + ((i * 7_919) % HOUR_MS));
+  }
+  for (let i = 0; i < 600; i++)
+    times.push(DAY1 + 14 * HOUR_MS + ((i * 104_729) % HOUR_MS) - (i % 5 === 0 ? 0 : 1));
+  for (let i = 0; i < 200; i++) times.push(DAY1 + (9 + (i % 12)) * HOUR_MS + (i % 3) * 59 * 60_000);
+  return times;
+}
+
+forEachStore('list pages placed by day and hour', (kind) => {
+  let store: Store;
+  let organizationId: string;
+  let entries: { id: string; createdAt: number }[];
+
+  before(async () => {
+    store = await createTestStore(kind);
+    const fixtures = new FixtureBuilder(store.db);
+    organizationId = await fixtures.organization();
+    const patientId = await fixtures.patient(organizationId);
+    const times = createdTimes();
+    const ids = await fixtures.encounters(organizationId, patientId, times);
+    entries = ids.map((id, i) => ({ id, createdAt: times[i]! }));
+  });
+  after(() => store.close());
+
+  function expected(sort: SortOrder, window: CreatedWindow, limit: number, offset: number): string[] {
+    const inWindow = entries.filter(
+      (e) =>
+        (window.startMs === undefined || e.createdAt >= window.startMs) &&
+        (window.endMs === undefined || e.createdAt < window.endMs),
+    );
+    inWindow.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (sort === 'desc') inWindow.reverse();
+    return inWindow.slice(offset, offset + limit).map((e) => e.id);
+  }
+
+  async function page(db: Db, sort: SortOrder, window: CreatedWindow, limit: number, offset: number) {
+    const rows = await listEncounterPage(db, organizationId, { sort, window, limit, offset });
+    return rows.map((row) => (JSON.parse(row.summary) as { encounter_id: string }).encounter_id);
+  }
+
+  const windows: [string, CreatedWindow][] = [
+    ['no window', {}],
+    [
+      'a window from the middle of the first hour to the middle of the last',
+      { startMs: DAY0 + 8 * HOUR_MS + 1_800_000, endMs: DAY1 + 20 * HOUR_MS + 1 },
+    ],
+    ['a window of whole days', { startMs: DAY0, endMs: DAY1 + DAY_MS }],
+  ];
+  const offsets = [999, 1000, 1001, 1099, 1100, 1234, 1299, 1300, 1301, 1450, 1499, 1500, 1600];
+
+  async function assertEveryPage(
+    read: (sort: SortOrder, window: CreatedWindow, limit: number, offset: number) => Promise<string[]>,
+  ) {
+    for (const [name, window] of windows) {
+      for (const sort of ['asc', 'desc'] as const) {
+        for (const offset of offsets) {
+          for (const limit of [1, 50]) {
+            assert.deepEqual(
+              await read(sort, window, limit, offset),
+              expected(sort, window, limit, offset),
+              `${name}, ${sort}, offset ${offset}, limit ${limit}`,
+            );
+          }
+        }
+      }
+    }
+  }
+
+  test('happy: every deep page is the slice of the list order at its offset, in both orders, with and without a window', async () => {
+    await assertEveryPage((sort, window, limit, offset) => page(store.db, sort, window, limit, offset));
+  });
+
+  test('happy: read inside a transaction, the deep pages are the same', async () => {
+    await inTransaction(store.db, (tx) =>
+      assertEveryPage((sort, window, limit, offset) => page(tx, sort, window, limit, offset)),
+    );
+  });
+
+  test('edge: with an hour roll-up holding fewer entries than its day, pages skip from the day start and stay exact', async () => {
+    // What an import committed between the day search and the hour search can leave on PostgreSQL.
+    await store.db
+      .deleteFrom('encounter_hour_counts')
+      .where('organization_id', '=', organizationId)
+      .where('hour', '>=', DAY1 / HOUR_MS)
+      .execute();
+    try {
+      await assertEveryPage((sort, window, limit, offset) => page(store.db, sort, window, limit, offset));
+    } finally {
+      await inTransaction(store.db, (tx) => rebuildEncounterCounts(tx, organizationId));
+    }
+  });
+});
