@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { isSqlite } from './dialect.js';
+import { atomically, isSqlite } from './dialect.js';
 
 /**
  * Disclosures by patient set instead of one row per patient per answer. A list page carried 50
@@ -27,15 +27,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await atomically(db, downSteps);
-}
-
-/**
- * Kysely runs a PostgreSQL migration in a transaction, but each SQLite statement on its own: this
- * one moves the whole disclosure table, and a run cut short must not leave half a schema behind.
- */
-async function atomically(db: Kysely<unknown>, steps: (db: Kysely<unknown>) => Promise<void>) {
-  if (isSqlite(db)) await db.transaction().execute(steps);
-  else await steps(db);
 }
 
 async function upSteps(db: Kysely<unknown>): Promise<void> {

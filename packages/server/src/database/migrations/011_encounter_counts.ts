@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { isSqlite } from './dialect.js';
+import { atomically, isSqlite } from './dialect.js';
 
 /**
  * Each organization's number of listable encounters, the `total` of every list page without a
@@ -9,14 +9,18 @@ import { isSqlite } from './dialect.js';
  * transaction as the day counts; built here from them.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await atomically(db, upSteps);
+}
+
+async function upSteps(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('encounter_counts')
     .addColumn('organization_id', 'text', (col) => col.primaryKey())
     .addColumn('count', 'integer', (col) => col.notNull())
     .execute();
   // An import of the release before this one, still running, would change day counts without
-  // their totals: on PostgreSQL it waits for this transaction, or this one for it (SQLite's
-  // migration holds the one write lock anyway). operations.md says to stop imports to upgrade.
+  // their totals: on PostgreSQL it waits for this transaction, or this one for it (on SQLite the
+  // transaction holds the one write lock). operations.md says to stop imports to upgrade.
   if (!isSqlite(db)) await sql`LOCK TABLE encounter_day_counts IN SHARE MODE`.execute(db);
   await sql`INSERT INTO encounter_counts (organization_id, count)
     SELECT organization_id, sum(count) FROM encounter_day_counts GROUP BY organization_id`.execute(db);

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { isSqlite } from './dialect.js';
+import { atomically, isSqlite } from './dialect.js';
 
 /**
  * Each organization's listable encounters per hour (floor(created_at / 3,600,000)), beside the
@@ -8,6 +8,10 @@ import { isSqlite } from './dialect.js';
  * page skips at most an hour's entries instead of a day's. Built here from the encounters.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await atomically(db, upSteps);
+}
+
+async function upSteps(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('encounter_hour_counts')
     .addColumn('organization_id', 'text', (col) => col.notNull())
@@ -16,8 +20,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('encounter_hour_counts_pk', ['organization_id', 'hour'])
     .execute();
   // An import of the release before this one, still running, would change encounters without
-  // their hours: on PostgreSQL it waits for this transaction, or this one for it (SQLite's
-  // migration holds the one write lock anyway). operations.md says to stop imports to upgrade.
+  // their hours: on PostgreSQL it waits for this transaction, or this one for it (on SQLite the
+  // transaction holds the one write lock). operations.md says to stop imports to upgrade.
   if (!isSqlite(db)) await sql`LOCK TABLE encounters IN SHARE MODE`.execute(db);
   await sql`INSERT INTO encounter_hour_counts (organization_id, hour, count)
     SELECT organization_id, floor(created_at / 3600000.0), count(*) FROM encounters
