@@ -22,14 +22,17 @@ import type { StoredAnswer } from '../../src/domain/storedAnswer.js';
 import { importNdjsonFile } from '../../src/ingest/importFile.js';
 import { toDocumentDetail, toEncounterBody, toTranscriptBody } from '../../src/readModel/write/views.js';
 import { type DocumentInEncounter, findDocumentAccess } from '../../src/store/documents.js';
-import { DAY_MS } from '../../src/time.js';
+import { DAY_MS, HOUR_MS } from '../../src/time.js';
 import { type Line, writeImportFile } from '../ingest/importFiles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { forEachStore } from '../support/stores.js';
 
 const ORG_A = 'org_rm_a';
 const ORG_B = 'org_rm_b';
-/** Enough encounters in org A for offsets past 1,000 (where the list skips by whole days). */
+/**
+ * Enough encounters in org A for offsets past 1,000 (where the list skips by whole days), and about
+ * 290 a day, past the 200 entries into a day from which it places the offset by hour.
+ */
 const ENCOUNTERS_A = 1600;
 const ENCOUNTERS_B = 60;
 const T0 = Date.UTC(2026, 2, 1);
@@ -57,13 +60,15 @@ interface DataSet {
   }[];
 }
 
-/** created_at values with many ties and values on and beside day boundaries. */
+/** created_at values with many ties and values on and beside day and hour boundaries. */
 function randomTime(random: Random): number {
   const day = random.int(0, DAYS - 1);
-  const shape = random.int(0, 9);
+  const shape = random.int(0, 11);
   if (shape === 0) return T0 + day * DAY_MS;
   if (shape === 1) return T0 + day * DAY_MS - 1;
   if (shape === 2) return T0 + day * DAY_MS + random.int(0, 20) * 60_000;
+  if (shape === 3) return T0 + day * DAY_MS + random.int(1, 23) * HOUR_MS;
+  if (shape === 4) return T0 + day * DAY_MS + random.int(1, 23) * HOUR_MS - 1;
   return T0 + day * DAY_MS + random.int(0, DAY_MS - 1);
 }
 

@@ -214,9 +214,18 @@ forEachStore('eds import', (kind) => {
       .select('count')
       .where('organization_id', '=', org)
       .execute();
+    const hours = await db()
+      .selectFrom('encounter_hour_counts')
+      .select('count')
+      .where('organization_id', '=', org)
+      .execute();
     assert.equal(Number(total?.count), 1800);
     assert.equal(
       days.reduce((sum, d) => sum + Number(d.count), 0),
+      1800,
+    );
+    assert.equal(
+      hours.reduce((sum, h) => sum + Number(h.count), 0),
       1800,
     );
   });
@@ -304,13 +313,17 @@ forEachStore('eds import', (kind) => {
     release();
     await a;
     assert.equal((await b).imported.encounter, 450);
-    const { total, dayCounts } = await snapshot(org);
+    const { total, dayCounts, hourCounts } = await snapshot(org);
     assert.deepEqual(
       total.map((row) => Number(row.count)),
       [450],
     );
     assert.equal(
       dayCounts.reduce((sum, d) => sum + Number(d.count), 0),
+      450,
+    );
+    assert.equal(
+      hourCounts.reduce((sum, h) => sum + Number(h.count), 0),
       450,
     );
   });
