@@ -49,9 +49,11 @@ const SKIP_BY_DAYS_FROM = 1000;
 
 /**
  * From this many entries into the offset's day, the hour roll-up says in which hour the offset
- * lands, and the page skips only that hour's entries before it. Fewer entries cost less to skip
- * than another read of a roll-up (on PostgreSQL, another statement of the turn) saves; at 100,000
- * encounters a day holds about 210 and the busiest 550, so most pages there skip by days alone.
+ * lands, and the page skips only that hour's entries before it. On SQLite at 1,000,000
+ * encounters a skipped entry cost about 0.035 µs (a page skipping 2,000 read in 91 µs, one
+ * skipping none in 20 µs) and the walk of a day's hours 5 µs: the walk pays from about 150
+ * entries, and on PostgreSQL it is one more statement of the turn. At 100,000 encounters a day
+ * holds about 210 and the busiest 550, so most pages there skip by days alone.
  */
 const SKIP_BY_HOURS_FROM = 200;
 
