@@ -4,7 +4,7 @@
  * lands in.
  */
 import type SQLite from 'better-sqlite3';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../database/connection.js';
 import { COUNT_ROLLUPS, type CountRollup } from '../../database/countRollups.js';
 import { isSqlite } from '../../database/dialect.js';
@@ -98,13 +98,11 @@ async function rollupAtOffset(
   }
   if (isSqlite(db)) {
     // Inside a transaction, through Kysely: SQLite has no LATERAL for PostgreSQL's statement below.
-    const unit = sql.ref(rollup);
-    const { rows } = await sql<{ place: number; count: number }>`select ${unit} as place, count
-      from ${sql.table(COUNT_ROLLUPS[rollup].table)}
-      where organization_id = ${organizationId} and ${unit} >= ${first} and ${unit} < ${end}
-      order by ${unit} ${sql.raw(sort === 'asc' ? 'asc' : 'desc')}`.execute(db);
+    const { rows } = await db.executeQuery<{ [column: string]: number }>(
+      CompiledQuery.raw(ROLLUP_WALK_SQL(rollup, sort), [organizationId, first, end]),
+    );
     return walkTo(
-      rows.map((row): [number, number] => [row.place, row.count]),
+      rows.map((row): [number, number] => [row[rollup]!, row.count!]),
       offset,
     );
   }
