@@ -13,6 +13,7 @@ export function registerMigrateCommand(program: Command, run: typeof runCommand)
     .action(() =>
       run(({ services }) => upgradeStore(services.store.db), {
         requireSchema: false,
+        withoutStatementTimeout: true,
       }),
     );
 }

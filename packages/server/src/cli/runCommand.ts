@@ -24,6 +24,12 @@ export interface RunOptions {
    * gets "run eds migrate" instead of an SQL error. `migrate` and `demo` migrate themselves.
    */
   readonly requireSchema?: boolean;
+  /**
+   * Run without PostgreSQL's `statement_timeout` (default false). The timeout bounds what a
+   * request may cost; `eds migrate` builds indexes and roll-ups over whole tables, which takes
+   * longer the more data there is, and an operator runs it knowingly.
+   */
+  readonly withoutStatementTimeout?: boolean;
 }
 
 /** Returns a JSON-serialisable result to print, or undefined when the action printed its own output. */
@@ -36,7 +42,7 @@ export const EXIT_USAGE = 2;
 export async function runCommand(action: CommandAction, options: RunOptions = {}): Promise<void> {
   let services: Services | undefined;
   try {
-    const config = loadOnce();
+    const config = options.withoutStatementTimeout ? withoutStatementTimeout(loadOnce()) : loadOnce();
     services = createServices(config);
     if ((options.requireSchema ?? true) && !(await migrationsCurrent(services.store.db))) {
       throw new OperatorError('the database schema is missing or out of date; run `eds migrate` first');
@@ -59,6 +65,12 @@ function loadOnce(): Config {
   if (existsSync(envFile)) process.loadEnvFile(envFile);
   loaded = loadConfig();
   return loaded;
+}
+
+function withoutStatementTimeout(config: Config): Config {
+  const { database } = config;
+  if (database.dialect !== 'postgres') return config;
+  return { ...config, database: { ...database, statementTimeoutMs: 0 } };
 }
 
 /** Prints the failure for a person and returns the exit code. */
