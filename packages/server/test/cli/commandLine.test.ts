@@ -79,7 +79,7 @@ test('settings come from a .env file in the working directory', async () => {
     const result = await runEds(['migrate'], env, dir);
     assert.equal(result.code, 0, result.stderr);
     assert.ok(existsSync(join(dir, 'from-dotenv', 'eds.sqlite')));
-    assert.deepEqual(await edsJsonIn(dir, env), { migrated: [], built: [] });
+    assert.deepEqual(await edsJsonIn(dir, env), { migrated: [], built: [], recounted: [] });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

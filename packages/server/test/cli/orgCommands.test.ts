@@ -34,7 +34,7 @@ describe('eds migrate and eds org', () => {
   test('migrate prints what it applied, and a second run applies nothing', async () => {
     const first = await edsJson<{ migrated: string[] }>(['migrate'], env);
     assert.ok(first.migrated.includes('001_core'));
-    assert.deepEqual(await edsJson(['migrate'], env), { migrated: [], built: [] });
+    assert.deepEqual(await edsJson(['migrate'], env), { migrated: [], built: [], recounted: [] });
     await migrateToLatest(store.db);
   });
 
