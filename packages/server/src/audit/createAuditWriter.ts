@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Store } from '../database/connection.js';
 import { openStore } from '../database/connection.js';
 import type { Logger } from '../logger.js';
+import { AuditIndexMerger } from './auditIndexMerger.js';
 import { type AuditWriter, KyselyAuditWriter } from './auditWriter.js';
 import { SqliteThreadWriter } from './sqliteThreadWriter.js';
 
@@ -27,5 +28,18 @@ export function createAuditWriter(config: Config, store: Store, logger: Logger):
     { ...database, poolSize: 1, statementTimeoutMs: config.audit.commitTimeoutMs },
     { applicationName: 'eds audit writer' },
   );
-  return new KyselyAuditWriter(own, () => own.close());
+  // Another connection of its own, without a statement timeout: a merge is background work,
+  // and what one cut short had merged stays merged.
+  const merger = new AuditIndexMerger(
+    openStore(
+      { ...database, poolSize: 1, statementTimeoutMs: 0 },
+      { applicationName: 'eds audit index merger' },
+    ),
+    logger,
+  );
+  merger.start();
+  return new KyselyAuditWriter(own, async () => {
+    await merger.close();
+    await own.close();
+  });
 }

@@ -1,0 +1,86 @@
+/**
+ * Keeps the audit commits on PostgreSQL from merging the per-patient index themselves.
+ *
+ * That index (`audit_patient_sets_members`, migration 010) is a GIN index with fast update: a new
+ * patient set's entries go to a pending list. The insert that finds the list over its limit
+ * (`gin_pending_list_limit`, 4 MB) merges the whole list into the index before it returns. That
+ * insert is an audit group commit, and every keyed answer waits for it. A list page never disclosed
+ * before adds a set, so a partner paging through its encounters fills the list in seconds. At
+ * 1,000,000 encounters each merge held the commits for 80-130 ms; `bench/ginPendingList.ts`
+ * measured up to 900 ms.
+ *
+ * This merges the list from a connection of its own, every MERGE_INTERVAL_MS, with
+ * `gin_clean_pending_list`: the list stays small, and an insert that finds it over its limit while
+ * a merge runs leaves the work to that merge instead of waiting for it.
+ */
+import { sql } from 'kysely';
+import type { Store } from '../database/connection.js';
+import type { Logger } from '../logger.js';
+
+/** Short enough that the list stays far below its limit at thousands of new sets a second. */
+export const MERGE_INTERVAL_MS = 250;
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+export class AuditIndexMerger {
+  private timer: NodeJS.Timeout | undefined;
+  private merging: Promise<void> | undefined;
+  private stopped = false;
+  private failing = false;
+
+  constructor(
+    private readonly store: Pick<Store, 'db' | 'close'>,
+    private readonly logger: Logger,
+    private readonly intervalMs = MERGE_INTERVAL_MS,
+  ) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  /** Merges the pending list once; resolves with the pages merged (0 when it failed). */
+  async mergeOnce(): Promise<number> {
+    try {
+      const { rows } = await sql<{ pages: number }>`select
+        gin_clean_pending_list('audit_patient_sets_members'::regclass) as pages`.execute(this.store.db);
+      if (this.failing) this.logger.info('the audit index merges again');
+      this.failing = false;
+      return Number(rows[0]?.pages ?? 0);
+    } catch (error) {
+      const { code, message } = error as { code?: string; message?: string };
+      if (code === INSUFFICIENT_PRIVILEGE) {
+        // Only the index's owner may merge it: audit commits go on merging it themselves.
+        this.stopped = true;
+        this.logger.warn(
+          { err: { code, message } },
+          "the audit index's pending list is not merged in the background: the serving role does not own the audit tables (run eds migrate as this role); audit commits merge it themselves",
+        );
+      } else if (!this.failing) {
+        this.failing = true;
+        this.logger.warn(
+          { err: { code, message } },
+          "could not merge the audit index's pending list; retrying",
+        );
+      }
+      return 0;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.merging;
+    await this.store.close();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.merging = this.mergeOnce().then(() => {
+        this.merging = undefined;
+        this.schedule();
+      });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+}

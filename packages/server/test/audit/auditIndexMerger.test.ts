@@ -1,0 +1,93 @@
+/**
+ * On PostgreSQL the audit's per-patient index takes new patient sets into a pending list; the
+ * merger empties it from its own connection, so audit commits do not. A serving role that may not
+ * merge it is told how to fix that.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { AuditIndexMerger } from '../../src/audit/auditIndexMerger.js';
+import { openStore, type Store } from '../../src/database/connection.js';
+import { createLogger } from '../../src/logger.js';
+import { startTestServer } from '../support/server.js';
+import { createTestStore, storeKinds, type TestDatabase } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
+
+const skip = storeKinds().includes('postgres')
+  ? false
+  : 'TEST_DATABASE_URL is not set: PostgreSQL run skipped';
+
+describe("the audit index's pending list on PostgreSQL", { skip }, () => {
+  let store: Store & { database: TestDatabase };
+  before(async () => {
+    store = await createTestStore('postgres');
+    // pgstattuple reads the pending list's size; the service itself does not need it.
+    await sql`create extension if not exists pgstattuple`.execute(store.db);
+  });
+  after(() => store.close());
+
+  async function pendingPages(): Promise<number> {
+    const { rows } = await sql<{ pending_pages: number }>`select pending_pages
+      from pgstatginindex('audit_patient_sets_members')`.execute(store.db);
+    return Number(rows[0]!.pending_pages);
+  }
+
+  async function addPatientSets(count: number): Promise<void> {
+    const rows = Array.from({ length: count }, () => ({
+      set_id: randomBytes(16).toString('base64url'),
+      members: JSON.stringify(
+        Array.from({ length: 50 }, () => `pat_${randomBytes(16).toString('base64url')}`),
+      ),
+      last_used_at: Date.now(),
+    }));
+    await store.db.insertInto('audit_patient_sets').values(rows).execute();
+  }
+
+  test('new patient sets wait in the pending list until the merger merges them', async () => {
+    await addPatientSets(200);
+    assert.ok((await pendingPages()) > 0, 'new sets go to the pending list');
+
+    const merger = new AuditIndexMerger(openStore(store.database.config), createLogger('silent'), 1);
+    merger.start();
+    try {
+      await waitFor(async () => (await pendingPages()) === 0, 'an empty pending list');
+      await addPatientSets(200);
+      await waitFor(async () => (await pendingPages()) === 0, 'an empty pending list after more sets');
+    } finally {
+      await merger.close();
+    }
+  });
+
+  test('the serving process merges the list: a partner paging through new patients does not fill it', async () => {
+    const server = await startTestServer('postgres', { database: store.database });
+    try {
+      await addPatientSets(200);
+      await waitFor(async () => (await pendingPages()) === 0, 'an empty pending list');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a serving role that does not own the audit tables is told how to fix it', async () => {
+    const role = `eds_not_owner_${randomBytes(4).toString('hex')}`;
+    await sql`create role ${sql.id(role)} login`.execute(store.db);
+    const url = new URL(store.database.url);
+    url.username = role;
+    const warnings: { msg: string; err?: { code?: string } }[] = [];
+    const logger = createLogger('warn', { write: (line: string) => void warnings.push(JSON.parse(line)) });
+    const merger = new AuditIndexMerger(
+      openStore({ dialect: 'postgres', url: url.toString(), poolSize: 1, statementTimeoutMs: 0 }),
+      logger,
+    );
+    try {
+      assert.equal(await merger.mergeOnce(), 0);
+      assert.equal(warnings.length, 1);
+      assert.equal(warnings[0]!.err?.code, '42501');
+      assert.match(warnings[0]!.msg, /does not own the audit tables \(run eds migrate as this role\)/);
+    } finally {
+      await merger.close();
+      await sql`drop role ${sql.id(role)}`.execute(store.db);
+    }
+  });
+});
