@@ -77,6 +77,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       commitTimeoutMs: s.EDS_AUDIT_COMMIT_TIMEOUT_MS,
       groupMaxRecords: s.EDS_AUDIT_GROUP_MAX,
       sqliteSynchronous: s.EDS_AUDIT_SQLITE_SYNCHRONOUS as Config['audit']['sqliteSynchronous'],
+      indexMergeIntervalMs: s.EDS_AUDIT_INDEX_MERGE_MS,
     },
     http: {
       requestTimeoutMs: s.EDS_REQUEST_TIMEOUT_MS,

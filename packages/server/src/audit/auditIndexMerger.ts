@@ -9,16 +9,13 @@
  * 1,000,000 encounters each merge held the commits for 80-130 ms; `bench/ginPendingList.ts`
  * measured up to 900 ms.
  *
- * This merges the list from a connection of its own, every MERGE_INTERVAL_MS, with
+ * This merges the list from a connection of its own, every EDS_AUDIT_INDEX_MERGE_MS, with
  * `gin_clean_pending_list`: the list stays small, and an insert that finds it over its limit while
  * a merge runs leaves the work to that merge instead of waiting for it.
  */
 import { sql } from 'kysely';
 import type { Store } from '../database/connection.js';
 import type { Logger } from '../logger.js';
-
-/** Short enough that the list stays far below its limit at thousands of new sets a second. */
-export const MERGE_INTERVAL_MS = 250;
 
 const INSUFFICIENT_PRIVILEGE = '42501';
 
@@ -31,7 +28,7 @@ export class AuditIndexMerger {
   constructor(
     private readonly store: Pick<Store, 'db' | 'close'>,
     private readonly logger: Logger,
-    private readonly intervalMs = MERGE_INTERVAL_MS,
+    private readonly intervalMs: number,
   ) {}
 
   start(): void {

@@ -28,6 +28,8 @@ export function createAuditWriter(config: Config, store: Store, logger: Logger):
     { ...database, poolSize: 1, statementTimeoutMs: config.audit.commitTimeoutMs },
     { applicationName: 'eds audit writer' },
   );
+  const intervalMs = config.audit.indexMergeIntervalMs;
+  if (intervalMs === 0) return new KyselyAuditWriter(own, () => own.close());
   // Another connection of its own, without a statement timeout: a merge is background work,
   // and what one cut short had merged stays merged.
   const merger = new AuditIndexMerger(
@@ -36,6 +38,7 @@ export function createAuditWriter(config: Config, store: Store, logger: Logger):
       { applicationName: 'eds audit index merger' },
     ),
     logger,
+    intervalMs,
   );
   merger.start();
   return new KyselyAuditWriter(own, async () => {

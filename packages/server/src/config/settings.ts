@@ -216,6 +216,12 @@ export const SETTINGS = Type.Object({
       'crash can lose (see Audit)',
   }),
   EDS_AUDIT_BATCH_SIZE: int(1, 10_000, 500, { description: 'folded rows per write' }),
+  EDS_AUDIT_INDEX_MERGE_MS: int(0, 60_000, 250, {
+    description:
+      "how often each API process merges the audit per-patient index's pending list, so that audit " +
+      'commits do not (0 = never: the commits merge it; see Running on PostgreSQL)',
+    appliesWhen: POSTGRES,
+  }),
   EDS_WEBHOOKS_ENABLED: bool(false, {
     description:
       'the deployment switch for `recording.transcript_ready` delivery (planned, not generally available)',

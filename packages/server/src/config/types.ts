@@ -65,6 +65,8 @@ export interface Config {
     readonly groupMaxRecords: number;
     /** SQLite audit commits: `full` survives power loss, `normal` survives a process crash. */
     readonly sqliteSynchronous: 'full' | 'normal';
+    /** PostgreSQL: how often the audit per-patient index's pending list is merged; 0 = never. */
+    readonly indexMergeIntervalMs: number;
   };
   readonly http: {
     readonly requestTimeoutMs: number;

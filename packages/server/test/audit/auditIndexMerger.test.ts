@@ -79,6 +79,7 @@ describe("the audit index's pending list on PostgreSQL", { skip }, () => {
     const merger = new AuditIndexMerger(
       openStore({ dialect: 'postgres', url: url.toString(), poolSize: 1, statementTimeoutMs: 0 }),
       logger,
+      250,
     );
     try {
       assert.equal(await merger.mergeOnce(), 0);
