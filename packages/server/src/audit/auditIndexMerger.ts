@@ -7,7 +7,7 @@
  * insert is an audit group commit, and every keyed answer waits for it. A list page never disclosed
  * before adds a set, so a partner paging through its encounters fills the list in seconds. At
  * 1,000,000 encounters each merge held the commits for 80-130 ms; `bench/ginPendingList.ts`
- * measured up to 900 ms.
+ * measured 800-920 ms.
  *
  * This merges the list from a connection of its own, every EDS_AUDIT_INDEX_MERGE_MS, with
  * `gin_clean_pending_list`: the list stays small, and an insert that finds it over its limit while
@@ -46,11 +46,11 @@ export class AuditIndexMerger {
     } catch (error) {
       const { code, message } = error as { code?: string; message?: string };
       if (code === INSUFFICIENT_PRIVILEGE) {
-        // Only the index's owner may merge it: audit commits go on merging it themselves.
+        // Only the table's owner may merge its index: audit commits go on merging it themselves.
         this.stopped = true;
         this.logger.warn(
           { err: { code, message } },
-          "the audit index's pending list is not merged in the background: the serving role does not own the audit tables (run eds migrate as this role); audit commits merge it themselves",
+          "the audit index's pending list is not merged in the background: this role does not own audit_patient_sets, so audit commits merge it themselves (make this role its owner, or set EDS_AUDIT_INDEX_MERGE_MS=0)",
         );
       } else if (!this.failing) {
         this.failing = true;

@@ -59,36 +59,56 @@ describe("the audit index's pending list on PostgreSQL", { skip }, () => {
     }
   });
 
-  test('the serving process merges the list: a partner paging through new patients does not fill it', async () => {
+  test('the serving process merges the pending list that new patient sets fill', async () => {
+    await addPatientSets(200);
+    assert.ok((await pendingPages()) > 0, 'new sets go to the pending list');
     const server = await startTestServer('postgres', { database: store.database });
     try {
-      await addPatientSets(200);
       await waitFor(async () => (await pendingPages()) === 0, 'an empty pending list');
     } finally {
       await server.close();
     }
   });
 
-  test('a serving role that does not own the audit tables is told how to fix it', async () => {
-    const role = `eds_not_owner_${randomBytes(4).toString('hex')}`;
-    await sql`create role ${sql.id(role)} login`.execute(store.db);
+  /** A merger on the test database, as `url` changed by `change`, and the warnings it logs. */
+  function mergerAt(change: (url: URL) => void) {
     const url = new URL(store.database.url);
-    url.username = role;
+    change(url);
     const warnings: { msg: string; err?: { code?: string } }[] = [];
     const logger = createLogger('warn', { write: (line: string) => void warnings.push(JSON.parse(line)) });
-    const merger = new AuditIndexMerger(
-      openStore({ dialect: 'postgres', url: url.toString(), poolSize: 1, statementTimeoutMs: 0 }),
-      logger,
-      250,
-    );
+    const config = { dialect: 'postgres', url: url.toString(), poolSize: 1, statementTimeoutMs: 0 } as const;
+    return { merger: new AuditIndexMerger(openStore(config), logger, 250), warnings };
+  }
+
+  test('a serving role that does not own the audit tables is told how to fix it', async () => {
+    const role = `eds_not_owner_${randomBytes(4).toString('hex')}`;
+    await sql`create role ${sql.id(role)}`.execute(store.db);
+    // Connected as the test's user, acting as the role: no password of its own needed.
+    const { merger, warnings } = mergerAt((url) => url.searchParams.set('options', `-c role=${role}`));
     try {
       assert.equal(await merger.mergeOnce(), 0);
       assert.equal(warnings.length, 1);
       assert.equal(warnings[0]!.err?.code, '42501');
-      assert.match(warnings[0]!.msg, /does not own the audit tables \(run eds migrate as this role\)/);
+      assert.match(warnings[0]!.msg, /does not own audit_patient_sets/);
+      assert.match(warnings[0]!.msg, /make this role its owner, or set EDS_AUDIT_INDEX_MERGE_MS=0/);
     } finally {
       await merger.close();
       await sql`drop role ${sql.id(role)}`.execute(store.db);
+    }
+  });
+
+  test('a database it cannot reach is reported once, not at every merge', async () => {
+    const { merger, warnings } = mergerAt((url) => {
+      url.pathname = `/${url.pathname.slice(1)}_absent`;
+    });
+    try {
+      assert.equal(await merger.mergeOnce(), 0);
+      assert.equal(await merger.mergeOnce(), 0);
+      assert.equal(warnings.length, 1);
+      assert.equal(warnings[0]!.err?.code, '3D000');
+      assert.match(warnings[0]!.msg, /could not merge the audit index's pending list; retrying/);
+    } finally {
+      await merger.close();
     }
   });
 });
