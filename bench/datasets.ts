@@ -37,7 +37,8 @@ export async function adminQuery(text: string, values: unknown[] = []) {
   }
 }
 
-function pgUrl(name: string): string {
+/** A database of the server named by TEST_DATABASE_URL. */
+export function pgUrl(name: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();

@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { ADMIN_URL, adminQuery } from './datasets.js';
+import { adminQuery, pgUrl } from './datasets.js';
 import { median } from './median.js';
 
 const { values } = parseArgs({
@@ -69,7 +69,7 @@ function tableOf(variant: number): string {
 
 /** Merges the index's pending list every 100 ms on a connection of its own until stopped. */
 function startCleaner(index: string): { stop(): Promise<void> } {
-  const cleaner = new pg.Client({ connectionString: url.toString() });
+  const cleaner = new pg.Client({ connectionString: url });
   let running = true;
   const loop = (async () => {
     await cleaner.connect();
@@ -93,9 +93,8 @@ function percentile(sorted: readonly number[], p: number): number {
 
 await adminQuery(`DROP DATABASE IF EXISTS ${DATABASE}`);
 await adminQuery(`CREATE DATABASE ${DATABASE}`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${DATABASE}`;
-const client = new pg.Client({ connectionString: url.toString() });
+const url = pgUrl(DATABASE);
+const client = new pg.Client({ connectionString: url });
 await client.connect();
 try {
   for (const [i, variant] of variants.entries()) {

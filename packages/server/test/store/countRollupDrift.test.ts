@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Store } from '../../src/database/connection.js';
-import { COUNT_ROLLUPS } from '../../src/database/countRollups.js';
+import { COUNT_ROLLUPS, type CountRollup } from '../../src/database/countRollups.js';
 import { organizationsWithDriftedCounts } from '../../src/store/countRollupDrift.js';
 import { DAY_MS, dayOf, HOUR_MS, hourOf } from '../../src/time.js';
 import { upgradeStore } from '../../src/upgradeStore.js';
@@ -44,20 +44,12 @@ forEachStore('encounter counts that drifted from their encounters', (kind) => {
   /** The organization's stored counts, and the ones its listable encounters make. */
   async function counts(organizationId: string): Promise<{ stored: Counts; fromEncounters: Counts }> {
     const db = store.db;
-    const hours = await db
-      .selectFrom('encounter_hour_counts')
-      .select(['hour', 'count'])
-      .where('organization_id', '=', organizationId)
-      .where('count', '<>', 0)
-      .orderBy('hour')
-      .execute();
-    const days = await db
-      .selectFrom('encounter_day_counts')
-      .select(['day', 'count'])
-      .where('organization_id', '=', organizationId)
-      .where('count', '<>', 0)
-      .orderBy('day')
-      .execute();
+    const storedRollup = async (rollup: CountRollup): Promise<[number, number][]> => {
+      const { rows } = await sql<{ unit: number; count: number }>`select ${sql.ref(rollup)} as unit, count
+        from ${sql.table(COUNT_ROLLUPS[rollup].table)}
+        where organization_id = ${organizationId} and count <> 0 order by unit`.execute(db);
+      return rows.map((r) => [Number(r.unit), Number(r.count)]);
+    };
     const total = await db
       .selectFrom('encounter_counts')
       .select('count')
@@ -79,8 +71,8 @@ forEachStore('encounter counts that drifted from their encounters', (kind) => {
     };
     return {
       stored: {
-        hours: hours.map((r) => [Number(r.hour), Number(r.count)]),
-        days: days.map((r) => [Number(r.day), Number(r.count)]),
+        hours: await storedRollup('hour'),
+        days: await storedRollup('day'),
         total: Number(total?.count ?? 0),
       },
       fromEncounters: { hours: tally(hourOf), days: tally(dayOf), total: encounters.length },
