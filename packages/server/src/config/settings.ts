@@ -62,7 +62,8 @@ export const SETTINGS = Type.Object({
     appliesWhen: POSTGRES,
   }),
   EDS_DB_STATEMENT_TIMEOUT_MS: int(0, 600_000, 5000, {
-    description: 'PostgreSQL `statement_timeout` per connection (0 = none); `eds migrate` does not apply it',
+    description:
+      'PostgreSQL `statement_timeout` per connection (0 = none, whatever the role or database sets); `eds migrate` does not apply it',
     appliesWhen: POSTGRES,
   }),
   EDS_DATA_DIR: Type.Optional(

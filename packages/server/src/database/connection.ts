@@ -141,6 +141,10 @@ export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}
   // statement in flight fails on its own, and the pool drops the client when it comes back.
   pool.on('connect', (client) => {
     client.on('error', () => {});
+    // pg sends no statement_timeout of 0, which would leave a role's or database's own timeout in
+    // force; "none" must mean none (`eds migrate` builds indexes over whole tables). Queued ahead
+    // of the statement the client was checked out for; a failure here fails that one too.
+    if (config.statementTimeoutMs === 0) client.query('SET statement_timeout = 0').catch(() => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pgPools.set(db, pool);

@@ -57,40 +57,56 @@ describe('eds against PostgreSQL', { skip }, () => {
 });
 
 describe('eds migrate against PostgreSQL', { skip }, () => {
-  test("a migration that waits longer than the API's statement timeout is not cancelled", async () => {
-    const database = await createTestDatabase('postgres');
-    const store = openStore(database.config);
-    const holder = new pg.Client({ connectionString: database.url });
-    try {
-      const migrator = new Migrator({ db: store.db, provider: migrationProvider });
-      assert.equal((await migrator.migrateTo('012_webhook_endpoint_health')).error, undefined);
-      // 013 reads the encounters under a share lock: held up here, as by a long import.
-      await holder.connect();
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE encounters IN ACCESS EXCLUSIVE MODE');
+  // The timeout an operator gave the API, or one the database itself sets for every connection.
+  const timeouts: [string, (database: TestDatabase, admin: pg.Client) => Promise<Record<string, string>>][] =
+    [
+      ["the API's statement timeout", async () => ({ EDS_DB_STATEMENT_TIMEOUT_MS: '100' })],
+      [
+        "the database's own statement timeout",
+        async (database, admin) => {
+          const name = new URL(database.url).pathname.slice(1);
+          await admin.query(`ALTER DATABASE ${name} SET statement_timeout = '100ms'`);
+          return {};
+        },
+      ],
+    ];
+  for (const [timeout, applyTimeout] of timeouts) {
+    test(`a migration that waits longer than ${timeout} is not cancelled`, async () => {
+      const database = await createTestDatabase('postgres');
+      const store = openStore(database.config);
+      const holder = new pg.Client({ connectionString: database.url });
+      try {
+        const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+        assert.equal((await migrator.migrateTo('012_webhook_endpoint_health')).error, undefined);
+        // 013 reads the encounters under a share lock: held up here, as by a long import.
+        await holder.connect();
+        const extraEnv = await applyTimeout(database, holder);
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE encounters IN ACCESS EXCLUSIVE MODE');
 
-      const migrating = runEds(['migrate'], cliEnv(database, { EDS_DB_STATEMENT_TIMEOUT_MS: '100' }));
-      let exited = false;
-      void migrating.then(() => {
-        exited = true;
-      });
-      // Read outside the lock holder's transaction, which sees one snapshot of the activity.
-      const waitedPastTimeout = async () => {
-        const { rows } = await sql`select 1 from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock'
-            and clock_timestamp() - query_start > interval '1 second'`.execute(store.db);
-        return rows.length > 0;
-      };
-      await waitFor(async () => exited || (await waitedPastTimeout()), 'eds migrate waiting on the lock');
-      await holder.query('COMMIT');
+        const migrating = runEds(['migrate'], cliEnv(database, extraEnv));
+        let exited = false;
+        void migrating.then(() => {
+          exited = true;
+        });
+        // Read outside the lock holder's transaction, which sees one snapshot of the activity.
+        const waitedPastTimeout = async () => {
+          const { rows } = await sql`select 1 from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'
+              and clock_timestamp() - query_start > interval '1 second'`.execute(store.db);
+          return rows.length > 0;
+        };
+        await waitFor(async () => exited || (await waitedPastTimeout()), 'eds migrate waiting on the lock');
+        await holder.query('COMMIT');
 
-      const result = await migrating;
-      assert.equal(result.code, 0, result.stderr);
-      assert.deepEqual(JSON.parse(result.stdout).migrated, ['013_encounter_hour_counts']);
-    } finally {
-      await holder.end();
-      await store.close();
-      await database.drop();
-    }
-  });
+        const result = await migrating;
+        assert.equal(result.code, 0, result.stderr);
+        assert.deepEqual(JSON.parse(result.stdout).migrated, ['013_encounter_hour_counts']);
+      } finally {
+        await holder.end();
+        await store.close();
+        await database.drop();
+      }
+    });
+  }
 });
