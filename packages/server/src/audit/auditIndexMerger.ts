@@ -18,6 +18,13 @@ import type { Store } from '../database/connection.js';
 import type { Logger } from '../logger.js';
 
 const INSUFFICIENT_PRIVILEGE = '42501';
+const LOCK_NOT_AVAILABLE = '55P03';
+/**
+ * How long a merge waits for a lock on the index: held by an operator's REINDEX or VACUUM FULL, or
+ * by an insert merging the list itself. Past it the merge gives way and the next one tries again,
+ * so a process stopping never waits on someone else's lock.
+ */
+const MERGE_LOCK_TIMEOUT = '1s';
 
 export class AuditIndexMerger {
   private timer: NodeJS.Timeout | undefined;
@@ -38,13 +45,18 @@ export class AuditIndexMerger {
   /** Merges the pending list once; resolves with the pages merged (0 when it failed). */
   async mergeOnce(): Promise<number> {
     try {
-      const { rows } = await sql<{ pages: number }>`select
-        gin_clean_pending_list('audit_patient_sets_members'::regclass) as pages`.execute(this.store.db);
+      const rows = await this.store.db.transaction().execute(async (tx) => {
+        await sql`set local lock_timeout = ${sql.lit(MERGE_LOCK_TIMEOUT)}`.execute(tx);
+        const merged = await sql<{ pages: number }>`select
+          gin_clean_pending_list('audit_patient_sets_members'::regclass) as pages`.execute(tx);
+        return merged.rows;
+      });
       if (this.failing) this.logger.info('the audit index merges again');
       this.failing = false;
       return Number(rows[0]?.pages ?? 0);
     } catch (error) {
       const { code, message } = error as { code?: string; message?: string };
+      if (code === LOCK_NOT_AVAILABLE) return 0;
       if (code === INSUFFICIENT_PRIVILEGE) {
         // Only the table's owner may merge its index: audit commits go on merging it themselves.
         this.stopped = true;

@@ -97,6 +97,40 @@ describe("the audit index's pending list on PostgreSQL", { skip }, () => {
     }
   });
 
+  test('a merge held up by a lock on the index gives way, and merges again once it is free', async () => {
+    const { merger, warnings } = mergerAt(() => {});
+    const holder = openStore(store.database.config);
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const lockHeld = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    // As an operator's REINDEX or VACUUM FULL holds it: a merge that waited for it would hold up
+    // the process's stop for as long.
+    const holding = holder.db.transaction().execute(async (tx) => {
+      await sql`reindex index audit_patient_sets_members`.execute(tx);
+      locked();
+      await released;
+    });
+    try {
+      await lockHeld;
+      assert.equal(await merger.mergeOnce(), 0);
+      release();
+      await holding;
+      await addPatientSets(200);
+      assert.ok((await merger.mergeOnce()) > 0, 'the next merge merges');
+      assert.deepEqual(warnings, [], 'a lock held for a while is not a fault');
+    } finally {
+      release();
+      await holding;
+      await holder.close();
+      await merger.close();
+    }
+  });
+
   test('a database it cannot reach is reported once, not at every merge', async () => {
     const { merger, warnings } = mergerAt((url) => {
       url.pathname = `/${url.pathname.slice(1)}_absent`;
