@@ -143,7 +143,7 @@ export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}
     client.on('error', () => {});
     // pg sends no statement_timeout of 0, which would leave a role's or database's own timeout in
     // force; "none" must mean none (`eds migrate` builds indexes over whole tables). Queued ahead
-    // of the statement the client was checked out for; a failure here fails that one too.
+    // of the statement the client was checked out for.
     if (config.statementTimeoutMs === 0) client.query('SET statement_timeout = 0').catch(() => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
