@@ -7,7 +7,7 @@
  * the median over the rounds of the server's CPU time per answer (user and system, all threads,
  * from /proc) and of req/s, and the median over the rounds of each round's change against this
  * code's figure in the same round (not the ratio of the two medians): this VM's speed drifts from
- * minute to minute, moving every server alike.
+ * minute to minute, moving every server alike. At the end, each server's peak RSS.
  *
  * The builds run on this code's data set, so they must share its schema: a change to the request
  * path, not to the store. `--flags "NAME|NODE FLAGS"` runs this code with Node flags added to the
@@ -36,6 +36,7 @@ import {
   type Child,
   parseBuild,
   parseEnvPairs,
+  processMemory,
   ROOT,
   startEdsServer,
 } from './processes.js';
@@ -137,6 +138,10 @@ async function main() {
         );
       });
     }
+    // Every server served the same routes for the same time: their peaks compare.
+    console.log(
+      `peak RSS: ${builds.map((build, i) => `${build.name} ${Math.round(processMemory(servers[i]!.process.pid!).peak / 2 ** 20)} MB`).join(', ')}`,
+    );
   } finally {
     for (const server of servers) await server.stop();
   }
