@@ -36,7 +36,6 @@ import {
   type Child,
   parseBuild,
   parseEnvPairs,
-  processMemory,
   ROOT,
   startEdsServer,
 } from './processes.js';
@@ -138,9 +137,9 @@ async function main() {
         );
       });
     }
-    // Every server served the same routes for the same time: their peaks compare.
+    // Every server took the same load, in turns: their peaks compare.
     console.log(
-      `peak RSS: ${builds.map((build, i) => `${build.name} ${Math.round(processMemory(servers[i]!.process.pid!).peak / 2 ** 20)} MB`).join(', ')}`,
+      `peak RSS: ${builds.map((build, i) => `${build.name} ${Math.round(servers[i]!.peakRss() / 2 ** 20)} MB`).join(', ')}`,
     );
   } finally {
     for (const server of servers) await server.stop();
