@@ -25,17 +25,21 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * so a process stopping never waits on someone else's lock.
  */
 const MERGE_LOCK_TIMEOUT = '1s';
+/** Merges in a row that gave way to a lock before the operator is told: about a minute of them. */
+const GIVE_WAYS_BEFORE_WARNING = 60;
 
 export class AuditIndexMerger {
   private timer: NodeJS.Timeout | undefined;
   private merging: Promise<void> | undefined;
   private stopped = false;
   private failing = false;
+  private gaveWay = 0;
 
   constructor(
     private readonly store: Pick<Store, 'db' | 'close'>,
     private readonly logger: Logger,
     private readonly intervalMs: number,
+    private readonly giveWaysBeforeWarning = GIVE_WAYS_BEFORE_WARNING,
   ) {}
 
   start(): void {
@@ -53,10 +57,21 @@ export class AuditIndexMerger {
       });
       if (this.failing) this.logger.info('the audit index merges again');
       this.failing = false;
+      this.gaveWay = 0;
       return Number(rows[0]?.pages ?? 0);
     } catch (error) {
       const { code, message } = error as { code?: string; message?: string };
-      if (code === LOCK_NOT_AVAILABLE) return 0;
+      if (code === LOCK_NOT_AVAILABLE) {
+        // A lock held for seconds is routine; one held for a minute is someone's long operation.
+        if (++this.gaveWay === this.giveWaysBeforeWarning && !this.failing) {
+          this.failing = true;
+          this.logger.warn(
+            { err: { code, message }, merges: this.gaveWay },
+            "the audit index's pending list has not been merged for a while: a lock on audit_patient_sets_members is held (a REINDEX or VACUUM FULL?), so audit commits merge it themselves meanwhile",
+          );
+        }
+        return 0;
+      }
       if (code === INSUFFICIENT_PRIVILEGE) {
         // Only the table's owner may merge its index: audit commits go on merging it themselves.
         this.stopped = true;
