@@ -22,7 +22,7 @@ const LOCK_NOT_AVAILABLE = '55P03';
 /**
  * How long a merge waits for a lock on the index: held by an operator's REINDEX or VACUUM FULL, or
  * by an insert merging the list itself. Past it the merge gives way and the next one tries again,
- * so a process stopping never waits on someone else's lock.
+ * so a process stopping waits at most that long on someone else's lock.
  */
 const MERGE_LOCK_TIMEOUT = '1s';
 /** Merges in a row that gave way to a lock before the operator is told: about a minute of them. */
