@@ -64,6 +64,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicBaseUrl: trimSlash(s.EDS_PUBLIC_BASE_URL ?? `http://${urlHost}:${s.EDS_PORT}`),
     mediaBaseUrl: trimSlash(s.EDS_MEDIA_BASE_URL ?? `http://${urlHost}:${s.EDS_MEDIA_PORT}`),
     logLevel: s.EDS_LOG_LEVEL,
+    gcPauseMetrics: s.EDS_METRICS_GC_PAUSES,
     secrets: { ...baseSecrets, keyDigestPrevious },
     apiKeys: { enabled: s.EDS_API_KEYS_ENABLED, cacheTtlMs: s.EDS_KEY_CACHE_TTL_MS },
     media: {

@@ -1,9 +1,11 @@
 /**
- * `nodejs_gc_duration_seconds` with every collection counted. prom-client's default collector
- * records only the first entry of each batch Node.js hands its observer, and a batch holds every
- * collection since the last turn of the event loop: in a measured run of back-to-back work its
- * histogram counted 122 of 155 young-generation collections, with up to 11 in one batch. This
- * one keeps the name, help, buckets and `kind` label, and observes each entry.
+ * `nodejs_gc_duration_seconds` with every collection counted, registered when an operator turns it
+ * on (`EDS_METRICS_GC_PAUSES`; runtimeMetrics.ts says why it is off by default). prom-client's
+ * default collector of that name records only the first entry of each batch Node.js hands its
+ * observer, and a batch holds every collection since the last turn of the event loop: in a
+ * measured run of back-to-back work its histogram counted 122 of 155 young-generation
+ * collections, with up to 11 in one batch. This one keeps its name, help, buckets and `kind`
+ * label, and observes each entry.
  */
 import { constants, type NodeGCPerformanceDetail, PerformanceObserver } from 'node:perf_hooks';
 import { Histogram, type Registry } from 'prom-client';
@@ -17,13 +19,8 @@ const KINDS: Readonly<Record<number, string>> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
-/**
- * Replaces the default collector's histogram of that name in `registry`; returns what stops
- * observing. The default collector's observer stays subscribed (prom-client has no way to leave it
- * out or stop it) and writes to a histogram no longer scraped.
- */
+/** Registers the histogram as `name` in `registry` and starts observing; returns what stops it. */
 export function observeGcDurations(registry: Registry, name: string): () => void {
-  registry.removeSingleMetric(name);
   const histogram = new Histogram({
     name,
     help: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',

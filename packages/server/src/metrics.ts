@@ -2,10 +2,11 @@
  * Prometheus metrics, one registry per process, served on the admin port only. Every metric the
  * service exposes is declared here so their names and labels are seen together.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { observeGcDurations } from './gcDurationMetric.js';
 import { OutcomeTally } from './outcomeTally.js';
 import { ResponseTally } from './responseTally.js';
+import { registerRuntimeMetrics } from './runtimeMetrics.js';
 
 /**
  * prom-client's default metrics include three gauges named like counters
@@ -46,11 +47,18 @@ function storeGauge(
   });
 }
 
-export function createMetrics() {
+export interface MetricsOptions {
+  /** Count every garbage-collection pause (`EDS_METRICS_GC_PAUSES`). */
+  gcPauses?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'eds_' });
+  registerRuntimeMetrics(registry, 'eds_');
   for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(name);
-  const stopObservingGc = observeGcDurations(registry, 'eds_nodejs_gc_duration_seconds');
+  const stopObservingGc = options.gcPauses
+    ? observeGcDurations(registry, 'eds_nodejs_gc_duration_seconds')
+    : () => {};
   const sources: MetricSources = {};
   const responses = new ResponseTally();
   const keyCacheLookups = new OutcomeTally<'hit' | 'miss'>();

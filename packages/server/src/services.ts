@@ -39,7 +39,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const media = overrides.media ?? createMediaStorage(config, clock);
   const digestKey =
     overrides.digestKey ?? staticDigestKey(config.secrets.keyDigest, config.secrets.keyDigestPrevious);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ gcPauses: config.gcPauseMetrics });
   metrics.sources.keysOffCurrentDigestSecret = () =>
     countKeysOffCurrentSecret(store.db, digestSecretId(digestKey.current()), clock());
   metrics.sources.pausedWebhookEndpoints = () => countPausedEndpoints(store.db);

@@ -128,6 +128,13 @@ export const SETTINGS = Type.Object({
     description:
       "how much the process logs; `info` adds one line per answer (the access log), which under load is about a fifth of a 401's CPU and a sixth of an encounter detail's (docs/benchmarks.md); at `warn` the metrics still count every answer and the audit keeps its records",
   }),
+  EDS_METRICS_GC_PAUSES: bool(false, {
+    description:
+      '`true` adds `eds_nodejs_gc_duration_seconds`, every garbage-collection pause by kind. Off by ' +
+      'default: Node.js builds an object for each collection to report it, which under full load ' +
+      "raised the serving process's peak resident memory by about 10 MB (docs/benchmarks.md); " +
+      'event-loop lag and the heap gauges are there either way',
+  }),
   EDS_DEPLOYMENT_MODE: oneOf(['live', 'sandbox'], 'live', {
     description: '`live` refuses `eds_test_` keys (`test_prefix_not_allowed`); `sandbox` accepts them',
   }),

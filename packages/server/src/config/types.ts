@@ -38,6 +38,8 @@ export interface Config {
   readonly publicBaseUrl: string;
   readonly mediaBaseUrl: string;
   readonly logLevel: string;
+  /** Whether the metrics include every garbage-collection pause (an observer Node.js feeds). */
+  readonly gcPauseMetrics: boolean;
   readonly secrets: {
     readonly keyDigest: string;
     /** The former digest secret while keys are moved to the current one (digest-secret rotation). */
