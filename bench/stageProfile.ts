@@ -115,7 +115,7 @@ export function stageOfFrame(name: string, url: string): Stage | undefined {
   if (name === '(garbage collector)') return 'GC';
   if (name === '(program)') return 'VM, unattributed';
   if (name === 'genReqId') return 'request ID';
-  // prom-client's GC and event-loop observers.
+  // Observers of garbage collections (the service's, with EDS_METRICS_GC_PAUSES on).
   if (url === 'node:internal/perf/observe') return 'logging and metrics';
   for (const [pattern, stage] of PACKAGES) if (pattern.test(url)) return stage;
   const fastify = /node_modules\/fastify\/lib\/([^/]+)$/.exec(url)?.[1];

@@ -8,7 +8,7 @@
  * then builds an entry for each collection (with a map and deprecated accessors per entry) and
  * holds it until the next turn of the event loop; under full load the entries outlive
  * young-generation collections and are promoted, and the serving process peaked 2-13 MB
- * higher with an observer than without (docs/benchmarks.md). So each default collector but that
+ * higher with the observers than without (docs/benchmarks.md). So each default collector but that
  * one is registered here, from the list prom-client keeps of them.
  */
 import { createRequire } from 'node:module';

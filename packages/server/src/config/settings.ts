@@ -132,7 +132,7 @@ export const SETTINGS = Type.Object({
     description:
       '`true` adds `eds_nodejs_gc_duration_seconds`, every garbage-collection pause by kind. Off by ' +
       'default: Node.js builds an object for each collection to report it, which under full load ' +
-      "raised the serving process's peak resident memory by 2-13 MB in the measured runs " +
+      "raised the serving process's peak resident memory by 2-13 MB on SQLite in the measured runs " +
       '(docs/benchmarks.md); event-loop lag and the heap gauges are there either way',
   }),
   EDS_DEPLOYMENT_MODE: oneOf(['live', 'sandbox'], 'live', {
