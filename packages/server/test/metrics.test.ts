@@ -19,36 +19,34 @@ let admin: AdminServer;
 let exposition: string;
 
 // The collection histogram too (an operator's choice), so the linters check every metric there is.
-const given = useServerWithWorld(
-  'sqlite',
-  { env: { EDS_METRICS_GC_PAUSES: 'true' } },
-  async ({ server, world }) => {
-    admin = await startAdminServer(server.services, connectionLimitFor(server.services));
-    // Traffic of every kind, so every labelled series has values to show.
-    await server.api.get(pathFor('listEncounters', world), { token: world.token });
-    await server.api.get(pathFor('getEncounter', world), { token: world.token });
-    await server.api.get('/external/v1/encounters');
-    for (const path of [
-      '/healthz',
-      '/readyz',
-      '/docs/problems',
-      '/docs/favicon.svg',
-      '/openapi/v1/openapi.json',
-    ]) {
-      const r = await fetch(`${server.url}${path}`);
-      assert.equal(r.status, 200, path);
-      await r.arrayBuffer();
-    }
-    for (const path of ['/nope', '/docs/nope', '/external/v1/encounters/']) {
-      const r = await fetch(`${server.url}${path}`);
-      assert.equal(r.status, 404, path);
-      await r.arrayBuffer();
-    }
-    const scraped = await fetch(`${admin.url}/metrics`);
-    assert.equal(scraped.status, 200);
-    exposition = await scraped.text();
-  },
-);
+const GC_PAUSES_ON = { env: { EDS_METRICS_GC_PAUSES: 'true' } };
+
+const given = useServerWithWorld('sqlite', GC_PAUSES_ON, async ({ server, world }) => {
+  admin = await startAdminServer(server.services, connectionLimitFor(server.services));
+  // Traffic of every kind, so every labelled series has values to show.
+  await server.api.get(pathFor('listEncounters', world), { token: world.token });
+  await server.api.get(pathFor('getEncounter', world), { token: world.token });
+  await server.api.get('/external/v1/encounters');
+  for (const path of [
+    '/healthz',
+    '/readyz',
+    '/docs/problems',
+    '/docs/favicon.svg',
+    '/openapi/v1/openapi.json',
+  ]) {
+    const r = await fetch(`${server.url}${path}`);
+    assert.equal(r.status, 200, path);
+    await r.arrayBuffer();
+  }
+  for (const path of ['/nope', '/docs/nope', '/external/v1/encounters/']) {
+    const r = await fetch(`${server.url}${path}`);
+    assert.equal(r.status, 404, path);
+    await r.arrayBuffer();
+  }
+  const scraped = await fetch(`${admin.url}/metrics`);
+  assert.equal(scraped.status, 200);
+  exposition = await scraped.text();
+});
 after(() => admin.close());
 
 test('happy: /metrics passes `promtool check metrics`', {
