@@ -105,3 +105,43 @@ test('happy: a group handed over just before closing is committed before the thr
     1,
   );
 });
+
+test('happy: groups handed over together are each answered once committed, a refused one alone refused', async () => {
+  const sqlite = store.sqlite!;
+  const writer = new SqliteThreadWriter(pathOf(store), 5000, logger());
+  const record = (request_id: string) => ({
+    at: 1,
+    request_id,
+    method: 'GET',
+    route: 'listEncounters',
+    status: 200,
+    duration_ms: 1,
+  });
+  const groups = ['g1', 'g2', 'refused', 'g4', 'g5'].map((id) =>
+    writer.write(
+      // A route is required: the database refuses this group's row, and only this group's.
+      id === 'refused'
+        ? [{ ...record(id), route: null as unknown as string }]
+        : [record(id), record(`${id}_b`)],
+    ),
+  );
+  const outcomes = await Promise.allSettled(groups);
+  assert.deepEqual(
+    outcomes.map((outcome) => outcome.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+  );
+  assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /NOT NULL/);
+  assert.deepEqual(sqlite.prepare('SELECT request_id FROM audit_log ORDER BY id').pluck().all(), [
+    'g1',
+    'g1_b',
+    'g2',
+    'g2_b',
+    'g4',
+    'g4_b',
+    'g5',
+    'g5_b',
+  ]);
+  // And the writer takes groups after them as before.
+  await writer.write([record('after')]);
+  await writer.close();
+});
