@@ -29,5 +29,5 @@ export function sendStoredAnswer(request: FastifyRequest, reply: FastifyReply, a
   const { body } = answer;
   return reply
     .header('Content-Type', JSON_CONTENT_TYPE)
-    .send(body.length >= SEND_AS_BYTES_FROM ? Buffer.from(body) : body);
+    .send(typeof body === 'string' && body.length >= SEND_AS_BYTES_FROM ? Buffer.from(body) : body);
 }

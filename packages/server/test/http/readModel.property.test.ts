@@ -397,7 +397,7 @@ function queryArbitraries(ref: Reference) {
 /** A domain call's answer as the route would send it: its bytes, or its status and reason code. */
 function outcomeOf(answer: Promise<StoredAnswer>): Promise<Expected> {
   return answer.then(
-    (stored) => ({ status: 200, body: stored.body }),
+    (stored) => ({ status: 200, body: stored.body.toString() }),
     (error: unknown) => {
       if (!(error instanceof ApiError)) throw error;
       return { status: error.status, reason: error.reasonCode };
