@@ -29,6 +29,8 @@ export interface CheckpointTakeover {
 
 interface Waiting {
   id: number;
+  /** The thread it was handed to: one that dies fails its own groups, not a later thread's. */
+  worker: Worker;
   resolve(): void;
   reject(error: Error): void;
   next: Waiting | undefined;
@@ -71,7 +73,7 @@ export class SqliteThreadWriter implements AuditWriter {
     const worker = this.thread();
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
-      const waiting: Waiting = { id, resolve, reject, next: undefined };
+      const waiting: Waiting = { id, worker, resolve, reject, next: undefined };
       if (this.newest === undefined) this.oldest = waiting;
       else this.newest.next = waiting;
       this.newest = waiting;
@@ -109,9 +111,7 @@ export class SqliteThreadWriter implements AuditWriter {
     const fail = (error: Error) => {
       opened(error.message);
       if (this.worker === worker) this.worker = undefined;
-      let waiting = this.oldest;
-      this.oldest = this.newest = undefined;
-      for (; waiting !== undefined; waiting = waiting.next) waiting.reject(error);
+      for (const waiting of this.handedTo(worker)) waiting.reject(error);
     };
     worker.on('error', (error) => {
       this.logger.error({ err: { message: error.message } }, 'audit writer thread failed');
@@ -134,11 +134,38 @@ export class SqliteThreadWriter implements AuditWriter {
       before = waiting;
       waiting = waiting.next;
     }
-    if (waiting === undefined) return undefined;
+    if (waiting !== undefined) this.unlink(waiting, before);
+    return waiting;
+  }
+
+  /**
+   * Takes every group handed to `worker` out of those waiting. A thread that fails is reported
+   * twice ('error', then 'exit'), and a group written in between goes to the next thread.
+   */
+  private handedTo(worker: Worker): Waiting[] {
+    const taken: Waiting[] = [];
+    let before: Waiting | undefined;
+    let waiting = this.oldest;
+    while (waiting !== undefined) {
+      const next = waiting.next;
+      if (waiting.worker === worker) {
+        this.unlink(waiting, before);
+        taken.push(waiting);
+      } else before = waiting;
+      waiting = next;
+    }
+    return taken;
+  }
+
+  /**
+   * Its link is cleared too: a group promoted to the old space would otherwise hold every group
+   * after it through young-generation collections, which treat old objects' pointers as roots.
+   */
+  private unlink(waiting: Waiting, before: Waiting | undefined): void {
     if (before === undefined) this.oldest = waiting.next;
     else before.next = waiting.next;
     if (this.newest === waiting) this.newest = before;
-    return waiting;
+    waiting.next = undefined;
   }
 
   /** Held by the event loop while it opens and while groups are in it, not while idle. */

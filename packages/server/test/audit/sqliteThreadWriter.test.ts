@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { afterEach, beforeEach, test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 import { SqliteThreadWriter } from '../../src/audit/sqliteThreadWriter.js';
 import type { Store } from '../../src/database/connection.js';
 import { createLogger } from '../../src/logger.js';
@@ -21,6 +22,16 @@ afterEach(() => store.close());
 
 const logger = () => createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
 const pathOf = (s: typeof store) => (s.database.config.dialect === 'sqlite' ? s.database.config.path : '');
+
+/** An audit record of one request. */
+const record = (request_id: string) => ({
+  at: 1,
+  request_id,
+  method: 'GET',
+  route: 'listEncounters',
+  status: 200,
+  duration_ms: 1,
+});
 
 /** Rows written on the request thread's connection: about 1.2 MB of log for 5,000. */
 function writeRows(count: number): void {
@@ -109,14 +120,6 @@ test('happy: a group handed over just before closing is committed before the thr
 test('happy: groups handed over together are each answered once committed, a refused one alone refused', async () => {
   const sqlite = store.sqlite!;
   const writer = new SqliteThreadWriter(pathOf(store), 5000, logger());
-  const record = (request_id: string) => ({
-    at: 1,
-    request_id,
-    method: 'GET',
-    route: 'listEncounters',
-    status: 200,
-    duration_ms: 1,
-  });
   const groups = ['g1', 'g2', 'refused', 'g4', 'g5'].map((id) =>
     writer.write(
       // A route is required: the database refuses this group's row, and only this group's.
@@ -143,5 +146,23 @@ test('happy: groups handed over together are each answered once committed, a ref
   ]);
   // And the writer takes groups after them as before.
   await writer.write([record('after')]);
+  await writer.close();
+});
+
+test('error: a thread that dies settles every group it held, and the next group is committed by a new thread', async () => {
+  const sqlite = store.sqlite!;
+  const writer = new SqliteThreadWriter(pathOf(store), 5000, logger());
+  await writer.start();
+  const held = ['d1', 'd2', 'd3'].map((id) => writer.write([record(id)]));
+  await (writer as unknown as { worker: Worker }).worker.terminate();
+  const outcomes = await Promise.allSettled(held);
+  const stored = new Set(sqlite.prepare('SELECT request_id FROM audit_log').pluck().all());
+  outcomes.forEach((outcome, i) => {
+    // A group the thread did not answer is refused; one answered as committed is stored.
+    if (outcome.status === 'fulfilled') assert.ok(stored.has(`d${i + 1}`));
+    else assert.match(String(outcome.reason), /exited/);
+  });
+  await writer.write([record('after')]);
+  assert.equal(sqlite.prepare("SELECT count(*) FROM audit_log WHERE request_id = 'after'").pluck().get(), 1);
   await writer.close();
 });
