@@ -43,7 +43,8 @@ export async function listEncounters(
     tags.push(row.etag);
     patients.add(row.patient_id);
   }
-  body.write(tail, at, 'latin1');
+  // allocUnsafe's bytes are not cleared: a miscounted length must fail, not send what they held.
+  if (at + body.write(tail, at, 'latin1') !== length) throw new Error('list body: length miscounted');
   const answer = new StoredAnswer(body, listEntityTag(tags, page.limit, page.offset, total), [...patients]);
   // The total also goes into the list's Link header.
   return { answer, total };

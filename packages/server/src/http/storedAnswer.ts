@@ -12,11 +12,12 @@ import { ifNoneMatchHits } from '../readModel/entityTags.js';
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Bodies at least this long are sent as bytes. A keyed answer waits for its audit commit between
- * here and the socket, and Fastify's onSend hooks hold the payload meanwhile: a list page (about
- * 31 KB) held as a string survives young-generation collections, is copied by each and is
- * promoted to the old space; as a Buffer its bytes lie outside the heap. The socket writes them
- * without encoding them again, so the conversion moves work rather than adding it.
+ * String bodies at least this long are sent as bytes (a list page arrives as bytes already). A
+ * keyed answer waits for its audit commit between here and the socket, and Fastify's onSend hooks
+ * hold the payload meanwhile: a long document or transcript held as a string survives
+ * young-generation collections, is copied by each and is promoted to the old space; as a Buffer
+ * its bytes lie outside the heap. The socket writes them without encoding them again, so the
+ * conversion moves work rather than adding it.
  */
 const SEND_AS_BYTES_FROM = 4096;
 

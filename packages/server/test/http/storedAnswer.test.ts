@@ -1,8 +1,8 @@
 /**
- * A stored answer long enough to be sent as bytes (a list page is about 31 KB) answers exactly as a
- * short one: its length counted in bytes, not characters, the same body, ETag and type, HEAD with
- * GET's length and no body, and 304 with no body. A list page, whose summaries are written into
- * its bytes one by one, keeps every character of each.
+ * A stored answer long enough to be sent as bytes (a long document) answers exactly as a short
+ * one: its length counted in bytes, not characters, the same body, ETag and type, HEAD with GET's
+ * length and no body, and 304 with no body. A list page, whose summaries are written into its
+ * bytes one by one, keeps every character of each.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,14 +22,20 @@ forEachStore('a long stored answer', (kind) => {
     const document = await server.fixtures.document(world.orgA, world.encounter, { content: LONG_CONTENT });
     path = pathFor('getDocument', world, { document });
     for (let i = 0; i < 60; i++) {
-      await server.fixtures.encounter(world.orgA, { encounterType: `${ODD_TYPE}${i}`, createdAt: 1_000 + i });
+      await server.fixtures.encounter(world.orgA, {
+        encounterType: `${ODD_TYPE}${i}`,
+        createdAt: 1_700_000_000_000 + i,
+      });
     }
   });
 
   test('happy: a list page of summaries with multi-byte characters has each intact and its byte length', async () => {
-    const list = await given.server.api.get(`${pathFor('listEncounters', given.world)}?limit=50&sort_order=asc`, {
-      token: given.world.token,
-    });
+    const list = await given.server.api.get(
+      `${pathFor('listEncounters', given.world)}?limit=50&sort_order=asc`,
+      {
+        token: given.world.token,
+      },
+    );
     assert.equal(list.status, 200);
     const items = (list.body as { items: { encounter_type: string }[] }).items;
     assert.equal(items.length, 50);
