@@ -7,6 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import { LinkedRecords } from '../linkedRecords.js';
 import type { Logger } from '../logger.js';
 import type { AuditRecord } from '../store/auditRows.js';
 import type { AuditWriter } from './auditWriter.js';
@@ -33,7 +34,8 @@ interface Waiting {
   worker: Worker;
   resolve(): void;
   reject(error: Error): void;
-  next: Waiting | undefined;
+  older: Waiting | undefined;
+  newer: Waiting | undefined;
 }
 
 export class SqliteThreadWriter implements AuditWriter {
@@ -42,13 +44,10 @@ export class SqliteThreadWriter implements AuditWriter {
   private nextId = 1;
   /**
    * Groups handed over and not yet answered, oldest first: the thread answers them in the order
-   * it was given them. Linked through the groups themselves rather than kept in a Map by ID: the
-   * Map, which lives as long as the process, reallocated its table as groups came and went, and
-   * those tables outlived young-generation collections (a sixth of what the request thread
-   * promoted to the old space under load).
+   * it was given them. Not a Map by ID: its rebuilt tables were a sixth of what the request thread
+   * promoted to the old space under load.
    */
-  private oldest: Waiting | undefined;
-  private newest: Waiting | undefined;
+  private readonly waiting = new LinkedRecords<Waiting>();
   private closing = false;
 
   constructor(
@@ -73,10 +72,7 @@ export class SqliteThreadWriter implements AuditWriter {
     const worker = this.thread();
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
-      const waiting: Waiting = { id, worker, resolve, reject, next: undefined };
-      if (this.newest === undefined) this.oldest = waiting;
-      else this.newest.next = waiting;
-      this.newest = waiting;
+      this.waiting.append({ id, worker, resolve, reject, older: undefined, newer: undefined });
       worker.ref();
       worker.postMessage({ id, records } satisfies WriteRequest);
     });
@@ -128,13 +124,9 @@ export class SqliteThreadWriter implements AuditWriter {
 
   /** Takes the answered group out of those waiting: the oldest, as the thread answers in order. */
   private answered(id: number): Waiting | undefined {
-    let before: Waiting | undefined;
-    let waiting = this.oldest;
-    while (waiting !== undefined && waiting.id !== id) {
-      before = waiting;
-      waiting = waiting.next;
-    }
-    if (waiting !== undefined) this.unlink(waiting, before);
+    let waiting = this.waiting.oldest;
+    while (waiting !== undefined && waiting.id !== id) waiting = waiting.newer;
+    if (waiting !== undefined) this.waiting.remove(waiting);
     return waiting;
   }
 
@@ -144,33 +136,20 @@ export class SqliteThreadWriter implements AuditWriter {
    */
   private handedTo(worker: Worker): Waiting[] {
     const taken: Waiting[] = [];
-    let before: Waiting | undefined;
-    let waiting = this.oldest;
-    while (waiting !== undefined) {
-      const next = waiting.next;
+    for (let waiting = this.waiting.oldest; waiting !== undefined; ) {
+      const newer: Waiting | undefined = waiting.newer;
       if (waiting.worker === worker) {
-        this.unlink(waiting, before);
+        this.waiting.remove(waiting);
         taken.push(waiting);
-      } else before = waiting;
-      waiting = next;
+      }
+      waiting = newer;
     }
     return taken;
   }
 
-  /**
-   * Its link is cleared too: a group promoted to the old space would otherwise hold every group
-   * after it through young-generation collections, which treat old objects' pointers as roots.
-   */
-  private unlink(waiting: Waiting, before: Waiting | undefined): void {
-    if (before === undefined) this.oldest = waiting.next;
-    else before.next = waiting.next;
-    if (this.newest === waiting) this.newest = before;
-    waiting.next = undefined;
-  }
-
   /** Held by the event loop while it opens and while groups are in it, not while idle. */
   private releaseIfIdle(worker: Worker): void {
-    if (this.oldest === undefined && !this.closing) worker.unref();
+    if (this.waiting.oldest === undefined && !this.closing) worker.unref();
   }
 
   private handBackCheckpoints(): void {

@@ -7,6 +7,7 @@
  * a minute, without addresses.
  */
 import type { Socket } from 'node:net';
+import { LinkedRecords } from '../linkedRecords.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Services } from '../services.js';
@@ -27,39 +28,24 @@ interface Tracked {
   idle: boolean;
 }
 
-/**
- * Idle connections in the order they became idle, linked through their own records. Every
- * request takes its connection out and puts it back: a Set would rebuild its table every few
- * dozen of those, and each rebuilt table outlives the young generation, so the old space filled
- * with them under load. Relinking allocates nothing.
- */
+/** Idle connections in the order they became idle (every request takes its own out and back). */
 class IdleList {
-  private oldest: Tracked | undefined;
-  private newest: Tracked | undefined;
+  private readonly list = new LinkedRecords<Tracked>();
 
   get longestIdle(): Tracked | undefined {
-    return this.oldest;
+    return this.list.oldest;
   }
 
   append(tracked: Tracked): void {
     if (tracked.idle) return;
     tracked.idle = true;
-    tracked.older = this.newest;
-    tracked.newer = undefined;
-    if (this.newest === undefined) this.oldest = tracked;
-    else this.newest.newer = tracked;
-    this.newest = tracked;
+    this.list.append(tracked);
   }
 
   remove(tracked: Tracked): void {
     if (!tracked.idle) return;
     tracked.idle = false;
-    if (tracked.older === undefined) this.oldest = tracked.newer;
-    else tracked.older.newer = tracked.newer;
-    if (tracked.newer === undefined) this.newest = tracked.older;
-    else tracked.newer.older = tracked.older;
-    tracked.older = undefined;
-    tracked.newer = undefined;
+    this.list.remove(tracked);
   }
 }
 
