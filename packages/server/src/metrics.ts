@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { observeGcDurations } from './gcDurationMetric.js';
 import { OutcomeTally } from './outcomeTally.js';
 import { ResponseTally } from './responseTally.js';
+import { RouteLatencyHistogram } from './routeLatencyHistogram.js';
 import { registerRuntimeMetrics } from './runtimeMetrics.js';
 
 /**
@@ -71,10 +72,10 @@ export function createMetrics(options: MetricsOptions = {}) {
     responses,
     /** Every key verification's cache outcome is counted here (`eds_key_cache_lookups_total`). */
     keyCacheLookups,
-    httpDuration: new Histogram({
+    /** Every HTTP answer's time (`eds_http_request_duration_seconds`). */
+    httpDuration: new RouteLatencyHistogram({
       name: 'eds_http_request_duration_seconds',
       help: 'HTTP request latency by route and status.',
-      labelNames: ['route', 'status'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),

@@ -73,6 +73,8 @@ async function handle(
   let reasonCode: ReasonCode | undefined;
   res.on('close', () => {
     const status = res.statusCode;
+    const durationMs = performance.now() - started;
+    services.metrics.httpDuration.observe('media_host', status, durationMs / 1000);
     services.metrics.responses.count('media_host', status, reasonCode ?? '');
     // Ids, numbers and the path without its query, which is the link's signature.
     requestLine({
@@ -82,7 +84,7 @@ async function handle(
       status,
       reason_code: reasonCode,
       completed: res.writableFinished,
-      duration_ms: Math.round(performance.now() - started),
+      duration_ms: Math.round(durationMs),
     });
   });
   for (const [name, value] of Object.entries(ALWAYS)) res.setHeader(name, value);

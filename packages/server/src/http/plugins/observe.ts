@@ -42,7 +42,7 @@ export function registerObservation(app: FastifyInstance, context: ApiContext): 
     const status = reply.statusCode;
     const durationMs = reply.elapsedTime;
     const reasonCode = request.reasonCode ?? null;
-    metrics.httpDuration.observe({ route: routeId, status }, durationMs / 1000);
+    metrics.httpDuration.observe(routeId, status, durationMs / 1000);
     metrics.responses.count(routeId, status, reasonCode ?? '');
     // The line the request's child logger would write (the request id first), written to the
     // service's logger's destination without building a child logger for every request. Its
