@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { generateToken } from '../packages/server/src/auth/token.js';
 import { eds } from './processes.js';
 
 export interface DatasetPlace {
@@ -140,6 +141,7 @@ export async function comparedRoutes(base: string, token: string): Promise<Recor
   const page = (await (await get(LIST)).json()) as { items: ListedEncounter[] };
   const routes: Record<string, [string, string]> = {
     '401': [LIST, MALFORMED_TOKEN],
+    unknown: [LIST, generateToken('live')],
     detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
     list: [LIST, token],
   };

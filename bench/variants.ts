@@ -19,7 +19,8 @@
  *
  * Options: --build NAME=DIR|COMMIT (repeatable) --flags "NAME|NODE FLAGS" (repeatable)
  * --env "NAME|VAR=VALUE …" (repeatable)
- * --routes "401,detail,list,audio" (default 401,detail,list) --rounds N (7)
+ * --routes "401,unknown,detail,list,audio" (default 401,detail,list; `unknown` is the 401 of a
+ * well-formed key that no key has) --rounds N (7)
  * --seconds S (5) --store sqlite|postgres --encounters N (100000)
  * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
  */
@@ -117,8 +118,8 @@ async function main() {
           const before = cpuSeconds(server.process.pid!)!;
           const m = await wrk.run(url, auth, SECONDS);
           const used = cpuSeconds(server.process.pid!)! - before;
-          // wrk counts a 401 as not 2xx/3xx: the refusal route must have nothing else.
-          const wrongStatus = route === '401' ? m.requests - m.non2xx : m.non2xx;
+          // wrk counts a 401 as not 2xx/3xx: the refusal routes must have nothing else.
+          const wrongStatus = route === '401' || route === 'unknown' ? m.requests - m.non2xx : m.non2xx;
           if (m.errors > 0 || wrongStatus > 0)
             console.error(
               `  ! ${builds[i]!.name}, ${route}: ${wrongStatus} answers of the wrong status, ${m.errors} errors`,

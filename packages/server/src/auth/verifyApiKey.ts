@@ -112,13 +112,40 @@ export async function verifyApiKey(
   return verifyWellFormedKey(deps, checked, seen);
 }
 
-/** The rest of the chain, for a token that passed offlineCheck. */
+/** A token's digest under the current digest secret. */
+export interface Digested {
+  secret: string;
+  digest: string;
+}
+
+/**
+ * For a token that passed offlineCheck, what the key cache alone decides: `invalid_key` for a
+ * digest it holds as no key (with no previous secret to try it under), else the digest for the
+ * lookup to use, or undefined when it cannot be made (the lookup then says why). A flood of
+ * well-formed unknown tokens, the cheapest junk to make, is answered without a promise or a throw.
+ */
+export function refusedFromCache(deps: VerifyDeps, token: string): ApiError | Digested | undefined {
+  let digested: Digested;
+  try {
+    const secret = deps.digestKey.current();
+    digested = { secret, digest: digestToken(token, secret) };
+  } catch {
+    return undefined;
+  }
+  if (deps.cache.get(digested.digest, deps.clock()) !== null) return digested;
+  if (deps.digestKey.previous?.() !== undefined) return digested;
+  deps.metrics?.keyCacheLookups.count('hit');
+  return REFUSED.unknown;
+}
+
+/** The rest of the chain, for a token that passed offlineCheck (`digested`: its digest, if made). */
 export async function verifyWellFormedKey(
   deps: VerifyDeps,
   token: string,
   seen: { record?: KeyRecord } = {},
+  digested?: Digested,
 ): Promise<Caller> {
-  const record = await lookupOrUnavailable(deps, token);
+  const record = await lookupOrUnavailable(deps, token, digested);
   if (!record) throw REFUSED.unknown;
   seen.record = record;
   const { key, organization } = record;
@@ -135,9 +162,13 @@ export async function verifyWellFormedKey(
  * means the key could not be verified: digest_key_unavailable, and only then (decisions.md,
  * Unexpected failures).
  */
-async function lookupOrUnavailable(deps: VerifyDeps, token: string): Promise<KeyRecord | null> {
+async function lookupOrUnavailable(
+  deps: VerifyDeps,
+  token: string,
+  digested: Digested | undefined,
+): Promise<KeyRecord | null> {
   try {
-    return await lookup(deps, token);
+    return await lookup(deps, token, digested);
   } catch {
     throw REFUSED.unverifiable;
   }
@@ -148,9 +179,10 @@ async function lookupOrUnavailable(deps: VerifyDeps, token: string): Promise<Key
  * read (and without a digest for a token that is not well-formed). Such a request is charged to
  * its key's bucket only, never refused for its address (decisions.md, Hardening).
  */
-export function isKnownLiveKey(deps: VerifyDeps, token: Credentials): boolean {
+export function isKnownLiveKey(deps: VerifyDeps, token: Credentials, digested?: Digested): boolean {
   if (typeof token !== 'string' || !deps.config.apiKeys.enabled || !isWellFormedToken(token)) return false;
   if (tokenEnvironment(token) === 'test' && deps.config.deploymentMode === 'live') return false;
+  if (digested !== undefined) return deps.cache.isKnownLive(digested.digest);
   try {
     return deps.cache.isKnownLive(digestToken(token, deps.digestKey.current()));
   } catch {
@@ -158,9 +190,9 @@ export function isKnownLiveKey(deps: VerifyDeps, token: Credentials): boolean {
   }
 }
 
-async function lookup(deps: VerifyDeps, token: string): Promise<KeyRecord | null> {
-  const secret = deps.digestKey.current();
-  const digest = digestToken(token, secret);
+async function lookup(deps: VerifyDeps, token: string, digested?: Digested): Promise<KeyRecord | null> {
+  const secret = digested?.secret ?? deps.digestKey.current();
+  const digest = digested?.digest ?? digestToken(token, secret);
   const now = deps.clock();
   const cached = deps.cache.get(digest, now);
   if (cached !== undefined) {

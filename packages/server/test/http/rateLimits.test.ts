@@ -6,11 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { generateToken } from '../../src/auth/token.js';
 import { updateOrganizationSettings } from '../../src/store/organizations.js';
 import { testClock } from '../support/clock.js';
 import { startTestServer } from '../support/server.js';
 import { useServerWithWorld } from '../support/serverWithWorld.js';
 import { forEachStore } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
 import { buildWorld } from '../support/world.js';
 
 const LIMITS = {
@@ -228,6 +230,72 @@ test('requests that identify no key share a per-address budget, checked before a
   } finally {
     await server.close();
   }
+});
+
+forEachStore('unknown keys', (kind) => {
+  test('an unknown key is refused from the key cache as after its lookup, each refusal audited and spending the address budget', async () => {
+    const clock = testClock();
+    const server = await startTestServer(kind, { env: LIMITS, clock: clock.now });
+    try {
+      const path = '/external/v1/encounters';
+      const token = generateToken('live'); // well-formed, checksum and all: no key has it
+      const hits = async () => {
+        const text = await server.services.metrics.registry.metrics();
+        return Number(/^eds_key_cache_lookups_total\{outcome="hit"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+      };
+      // The cache is cleared whenever another connection commits (the server's own start-up
+      // included), so the token is sent until one refusal comes from it. Each turn refills the
+      // one token of the address's budget (a burst of two) that the turn spends.
+      const answers: Array<{ fromCache: boolean; answer: Awaited<ReturnType<typeof server.api.get>> }> = [];
+      await waitFor(async () => {
+        clock.advance(1000);
+        const before = await hits();
+        const answer = await server.api.get(path, { token });
+        assert.equal(answer.status, 401, answer.text);
+        answers.push({ fromCache: (await hits()) > before, answer });
+        return answers.some((a) => a.fromCache);
+      }, 'a refusal from the key cache');
+      const looked = answers[0]!;
+      const cached = answers.find((a) => a.fromCache)!;
+      assert.equal(looked.fromCache, false, 'the first refusal reads the store');
+      for (const { answer } of [looked, cached]) {
+        assert.equal(answer.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+        assert.equal(answer.headers.get('ratelimit'), null, 'no key identified, no key fields');
+        assert.equal(answer.body.request_id, answer.headers.get('x-request-id'));
+      }
+      const { request_id: _looked, ...lookedBody } = looked.answer.body;
+      const { request_id: _cached, ...cachedBody } = cached.answer.body;
+      assert.deepEqual(cachedBody, lookedBody, 'the same problem either way');
+      assert.equal(cachedBody.reason_code, 'invalid_key');
+
+      // Every refusal spent its token, those from the cache too: one is left, then none.
+      assert.equal((await server.api.get(path, { token })).status, 401);
+      const refused = await server.api.get(path, { token });
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.reason_code, 'rate_limited');
+
+      await server.flushAudit();
+      const rows = await server.services.store.db
+        .selectFrom('audit_log')
+        .select(['key_id', 'status', 'reason_code', 'request_count', 'request_id'])
+        .where('reason_code', 'in', ['invalid_key', 'rate_limited'])
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => [r.key_id, r.status, r.reason_code, r.request_count]).sort(),
+        [
+          [null, 401, 'invalid_key', answers.length + 1],
+          [null, 429, 'rate_limited', 1],
+        ],
+        'every refusal audited, folded into one row',
+      );
+      assert.equal(
+        rows.find((r) => r.reason_code === 'invalid_key')!.request_id,
+        looked.answer.headers.get('x-request-id'),
+      );
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 test('the client address comes from X-Forwarded-For only when the peer is a named proxy', async () => {

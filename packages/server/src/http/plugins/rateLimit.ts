@@ -12,8 +12,10 @@ import type { KeyRecord } from '../../auth/keyCache.js';
 import {
   type Caller,
   type Credentials,
+  type Digested,
   isKnownLiveKey,
   offlineCheck,
+  refusedFromCache,
   verifyWellFormedKey,
 } from '../../auth/verifyApiKey.js';
 import type { ReasonCode } from '../../contract/reasons.js';
@@ -31,10 +33,10 @@ const NO_KEY_IDENTIFIED: ReadonlySet<ReasonCode> = new Set([
 ]);
 
 /**
- * A refusal decided from the credentials alone, with the address allowed at once, is returned
- * as it is: the common case of a flood of bad keys, where an exception thrown through async
- * frames would cost more than the rest of the answer. Anything else is the promise of the
- * caller, rejected with the refusal.
+ * A refusal decided from the credentials alone or from the key cache (a digest known to be no
+ * key), with the address allowed at once, is returned as it is: the common case of a flood of bad
+ * keys, where an exception thrown through async frames would cost more than the rest of the
+ * answer. Anything else is the promise of the caller, rejected with the refusal.
  */
 export function verifyWithinLimits(
   context: ApiContext,
@@ -44,11 +46,18 @@ export function verifyWithinLimits(
   seen: { record?: KeyRecord },
 ): ApiError | Promise<Caller> {
   const checked = offlineCheck(context.verifyDeps, token);
-  if (!(checked instanceof ApiError)) return verifyKeyWithinLimits(context, request, reply, checked, seen);
-  const refusal = checked;
+  let refusal: ApiError;
+  if (checked instanceof ApiError) refusal = checked;
+  else {
+    const cached = refusedFromCache(context.verifyDeps, checked);
+    if (!(cached instanceof ApiError))
+      return verifyKeyWithinLimits(context, request, reply, checked, seen, cached);
+    refusal = cached;
+  }
   const { limits } = context;
   const now = context.services.clock();
-  // Such credentials are never a known live key: a blocked address is refused without exemption.
+  // Such credentials are never a known live key (a digest cached as no key has left the keys
+  // found usable): a blocked address is refused without exemption.
   const blocked = limits.refuseBlockedAddress(request.ip, now);
   if (blocked) return blocked;
   const charged = NO_KEY_IDENTIFIED.has(refusal.reasonCode)
@@ -67,16 +76,17 @@ async function verifyKeyWithinLimits(
   reply: FastifyReply,
   token: string,
   seen: { record?: KeyRecord },
+  digested: Digested | undefined,
 ): Promise<Caller> {
   const { limits, services } = context;
   const now = services.clock();
   const blocked = limits.refuseBlockedAddress(request.ip, now, () =>
-    isKnownLiveKey(context.verifyDeps, token),
+    isKnownLiveKey(context.verifyDeps, token, digested),
   );
   if (blocked) await blocked;
   let caller: Caller;
   try {
-    caller = await verifyWellFormedKey(context.verifyDeps, token, seen);
+    caller = await verifyWellFormedKey(context.verifyDeps, token, seen, digested);
   } catch (error) {
     if (seen.record) await chargeKey(context, reply, seen.record, now);
     else if (error instanceof ApiError && NO_KEY_IDENTIFIED.has(error.reasonCode)) {
