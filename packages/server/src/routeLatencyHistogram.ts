@@ -5,12 +5,13 @@
  * every observation, which every answer pays; here it is two map lookups and a bounds scan.
  *
  * The registry sees an ordinary histogram: it reads `get()` (and `reset()`), as it does of
- * prom-client's own metrics, so the exposition's format stays prom-client's.
+ * prom-client's own metrics, and gets the same series in the same order, so the exposition is
+ * byte for byte what prom-client's histogram would write.
  */
 import type { Metric, Registry } from 'prom-client';
 
 /** One line of the exposition: prom-client's metric value with its series name. */
-export interface HistogramLine {
+interface HistogramLine {
   metricName: string;
   labels: { le?: number | '+Inf'; route: string; status: number };
   value: number;
@@ -39,6 +40,8 @@ export class RouteLatencyHistogram {
   readonly aggregator = 'sum' as const;
   private readonly bounds: Float64Array;
   private readonly cells = new Map<string, Map<number, Cell>>();
+  /** The cells in the order of their first answer, the order prom-client writes its series in. */
+  private series: Cell[] = [];
 
   constructor(options: RouteLatencyHistogramOptions) {
     this.name = options.name;
@@ -49,7 +52,7 @@ export class RouteLatencyHistogram {
       }
     }
     this.bounds = Float64Array.from(options.buckets);
-    // The registry calls only what its own metrics have in common: name, get() and reset().
+    // The registry reads only what its own metrics have in common: name, type, get() and reset().
     for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
   }
 
@@ -65,6 +68,7 @@ export class RouteLatencyHistogram {
     if (cell === undefined) {
       cell = { route, status, counts: new Float64Array(this.bounds.length + 1), sum: 0 };
       byStatus.set(status, cell);
+      this.series.push(cell);
     }
     const bounds = this.bounds;
     let bucket = 0;
@@ -77,17 +81,15 @@ export class RouteLatencyHistogram {
   async get() {
     const values: HistogramLine[] = [];
     const bucketName = `${this.name}_bucket`;
-    for (const byStatus of this.cells.values()) {
-      for (const { route, status, counts, sum } of byStatus.values()) {
-        let cumulative = 0;
-        for (let i = 0; i < counts.length; i++) {
-          cumulative += counts[i]!;
-          const le = i < this.bounds.length ? this.bounds[i]! : '+Inf';
-          values.push({ metricName: bucketName, labels: { le, route, status }, value: cumulative });
-        }
-        values.push({ metricName: `${this.name}_sum`, labels: { route, status }, value: sum });
-        values.push({ metricName: `${this.name}_count`, labels: { route, status }, value: cumulative });
+    for (const { route, status, counts, sum } of this.series) {
+      let cumulative = 0;
+      for (let i = 0; i < counts.length; i++) {
+        cumulative += counts[i]!;
+        const le = i < this.bounds.length ? this.bounds[i]! : '+Inf';
+        values.push({ metricName: bucketName, labels: { le, route, status }, value: cumulative });
       }
+      values.push({ metricName: `${this.name}_sum`, labels: { route, status }, value: sum });
+      values.push({ metricName: `${this.name}_count`, labels: { route, status }, value: cumulative });
     }
     return {
       name: this.name,
@@ -100,5 +102,6 @@ export class RouteLatencyHistogram {
 
   reset(): void {
     this.cells.clear();
+    this.series = [];
   }
 }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateToken } from '../../src/auth/token.js';
 import { updateOrganizationSettings } from '../../src/store/organizations.js';
+import type { ApiResponse } from '../support/apiClient.js';
 import { testClock } from '../support/clock.js';
 import { startTestServer } from '../support/server.js';
 import { useServerWithWorld } from '../support/serverWithWorld.js';
@@ -246,7 +247,7 @@ forEachStore('unknown keys', (kind) => {
       // The cache is cleared whenever another connection commits (the server's own start-up
       // included), so the token is sent until one refusal comes from it. Each turn refills the
       // one token of the address's budget (a burst of two) that the turn spends.
-      const answers: Array<{ fromCache: boolean; answer: Awaited<ReturnType<typeof server.api.get>> }> = [];
+      const answers: Array<{ fromCache: boolean; answer: ApiResponse }> = [];
       await waitFor(async () => {
         clock.advance(1000);
         const before = await hits();
@@ -273,6 +274,10 @@ forEachStore('unknown keys', (kind) => {
       const refused = await server.api.get(path, { token });
       assert.equal(refused.status, 429);
       assert.equal(refused.body.reason_code, 'rate_limited');
+      // Blocked now: the token is refused 429 before it is looked up, in the cache too.
+      const hitsWhileBlocked = await hits();
+      assert.equal((await server.api.get(path, { token })).status, 429);
+      assert.equal(await hits(), hitsWhileBlocked, 'a blocked address is not looked up');
 
       await server.flushAudit();
       const rows = await server.services.store.db
@@ -284,7 +289,7 @@ forEachStore('unknown keys', (kind) => {
         rows.map((r) => [r.key_id, r.status, r.reason_code, r.request_count]).sort(),
         [
           [null, 401, 'invalid_key', answers.length + 1],
-          [null, 429, 'rate_limited', 1],
+          [null, 429, 'rate_limited', 2],
         ],
         'every refusal audited, folded into one row',
       );

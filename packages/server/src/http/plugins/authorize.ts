@@ -41,8 +41,9 @@ export function checkRouteAccess(route: RouteDefinition, record: KeyRecord): voi
 }
 
 /**
- * A refusal decided at once (credentials refused before any lookup) is returned, for the caller
- * to answer; anything else is a promise, rejected with the refusal.
+ * A refusal decided at once (credentials refused before any lookup, or a token the key cache
+ * holds as no key) is returned, for the caller to answer; anything else is a promise, rejected
+ * with the refusal.
  */
 export function authorizeRoute(route: RouteDefinition, context: ApiContext) {
   return function authorize(request: FastifyRequest, reply: FastifyReply): ApiError | Promise<void> {

@@ -47,12 +47,14 @@ export function verifyWithinLimits(
 ): ApiError | Promise<Caller> {
   const checked = offlineCheck(context.verifyDeps, token);
   let refusal: ApiError;
+  let fromKeyCache = false;
   if (checked instanceof ApiError) refusal = checked;
   else {
     const cached = refusedFromCache(context.verifyDeps, checked);
     if (!(cached instanceof ApiError))
       return verifyKeyWithinLimits(context, request, reply, checked, seen, cached);
     refusal = cached;
+    fromKeyCache = true;
   }
   const { limits } = context;
   const now = context.services.clock();
@@ -60,6 +62,7 @@ export function verifyWithinLimits(
   // found usable): a blocked address is refused without exemption.
   const blocked = limits.refuseBlockedAddress(request.ip, now);
   if (blocked) return blocked;
+  if (fromKeyCache) context.verifyDeps.metrics?.keyCacheLookups.count('hit');
   const charged = NO_KEY_IDENTIFIED.has(refusal.reasonCode)
     ? limits.chargeAddress(request.ip, now)
     : undefined;
