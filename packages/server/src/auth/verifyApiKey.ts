@@ -121,22 +121,27 @@ export interface Digested {
 /**
  * For a token that passed offlineCheck, what the key cache alone decides: `invalid_key` for a
  * digest it holds as no key (with no previous secret to try it under), else the digest for the
- * lookup to use, or undefined when the secrets cannot be had (the lookup then says why). A flood
+ * lookup to use, or undefined when the current secret cannot be had (the lookup then says why;
+ * a previous secret that cannot be had is the lookup's to report, if it needs it). A flood
  * of well-formed unknown tokens, the cheapest junk to make, is answered without a promise or a
  * throw. The caller counts the cache hit once the address may be answered at all: a blocked
  * address's token is not looked up.
  */
 export function refusedFromCache(deps: VerifyDeps, token: string): ApiError | Digested | undefined {
   let digested: Digested;
-  let previous: string | undefined;
   try {
     const secret = deps.digestKey.current();
     digested = { secret, digest: digestToken(token, secret) };
-    previous = deps.digestKey.previous?.();
   } catch {
     return undefined;
   }
-  if (previous !== undefined || deps.cache.get(digested.digest, deps.clock()) !== null) return digested;
+  try {
+    if (deps.digestKey.previous?.() !== undefined) return digested;
+  } catch {
+    // The lookup tries the previous secret only for a digest the current one does not know.
+    return digested;
+  }
+  if (deps.cache.get(digested.digest, deps.clock()) !== null) return digested;
   return REFUSED.unknown;
 }
 

@@ -72,7 +72,7 @@ test('happy: during a rotation a token unknown under the current secret still go
   );
 });
 
-test('error: secrets that cannot be had leave the answer to the lookup, which is 503 digest_key_unavailable', async () => {
+test('error: secrets that cannot be had leave an unknown token to the lookup, which answers 503 digest_key_unavailable', async () => {
   const token = generateToken('live');
   const cache = new KeyCache(4000);
   cache.set(digestToken(token, TEST_DIGEST_SECRET), null, 1_000_000);
@@ -85,9 +85,27 @@ test('error: secrets that cannot be had leave the answer to the lookup, which is
       throw new Error('the key service is unreachable');
     },
   });
-  for (const which of ['current', 'previous'] as const) {
-    const deps = depsWith(failing(which), cache);
-    assert.equal(refusedFromCache(deps, token), undefined, `${which}() failing`);
-    await assert.rejects(verifyApiKey(deps, token), { reasonCode: 'digest_key_unavailable' });
-  }
+  const noCurrent = depsWith(failing('current'), cache);
+  assert.equal(refusedFromCache(noCurrent, token), undefined, 'no digest can be made');
+  await assert.rejects(verifyApiKey(noCurrent, token), { reasonCode: 'digest_key_unavailable' });
+  const noPrevious = depsWith(failing('previous'), cache);
+  assert.deepEqual(
+    refusedFromCache(noPrevious, token),
+    { secret: TEST_DIGEST_SECRET, digest: digestToken(token, TEST_DIGEST_SECRET) },
+    'the digest goes on to the lookup, which needs the previous secret for this token',
+  );
+  await assert.rejects(verifyApiKey(noPrevious, token), { reasonCode: 'digest_key_unavailable' });
+});
+
+test('happy: a known key verifies while the previous secret cannot be had', async () => {
+  const fixtures = new FixtureBuilder(store.db);
+  const key = await fixtures.key(await fixtures.organization());
+  const deps = depsWith({
+    current: () => TEST_DIGEST_SECRET,
+    previous() {
+      throw new Error('the key service is unreachable');
+    },
+  });
+  assert.equal(refusedFromCache(deps, key.token) instanceof ApiError, false);
+  assert.equal((await verifyApiKey(deps, key.token)).keyId, key.id);
 });
