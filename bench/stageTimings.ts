@@ -20,6 +20,7 @@ import { buildApp } from '../packages/server/src/http/app.js';
 import { connectionLimitFor } from '../packages/server/src/http/connectionLimit.js';
 import { newId } from '../packages/server/src/ids.js';
 import { createLogger } from '../packages/server/src/logger.js';
+import { HTTP_LATENCY_BUCKETS } from '../packages/server/src/metrics.js';
 import { Buckets } from '../packages/server/src/rateLimit/buckets.js';
 import { rateLimitFields } from '../packages/server/src/rateLimit/fields.js';
 import { RequestLimits } from '../packages/server/src/rateLimit/requestLimits.js';
@@ -189,7 +190,7 @@ export async function timeStages(input: StageInput): Promise<StageTiming[]> {
       name: 'latency',
       help: 'prom-client alone',
       labelNames: ['route', 'status'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      buckets: [...HTTP_LATENCY_BUCKETS],
       registers: [],
     });
     const promCounter = new Counter({

@@ -48,6 +48,11 @@ function storeGauge(
   });
 }
 
+/** Upper bounds, in seconds, of `eds_http_request_duration_seconds`. */
+export const HTTP_LATENCY_BUCKETS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+
 export interface MetricsOptions {
   /** Count every garbage-collection pause (`EDS_METRICS_GC_PAUSES`). */
   gcPauses?: boolean;
@@ -76,7 +81,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     httpDuration: new RouteLatencyHistogram({
       name: 'eds_http_request_duration_seconds',
       help: 'HTTP request latency by route and status.',
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      buckets: HTTP_LATENCY_BUCKETS,
       registers: [registry],
     }),
     httpResponses: new Counter({

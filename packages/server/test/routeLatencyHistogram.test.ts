@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Histogram, Registry } from 'prom-client';
+import { HTTP_LATENCY_BUCKETS } from '../src/metrics.js';
 import { RouteLatencyHistogram } from '../src/routeLatencyHistogram.js';
 
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const BUCKETS = [...HTTP_LATENCY_BUCKETS];
 const NAME = 'eds_http_request_duration_seconds';
 const HELP = 'HTTP request latency by route and status.';
 
