@@ -22,9 +22,10 @@ export const FAST_WEBHOOK_ENV: Record<string, string> = {
   EDS_WEBHOOK_ALLOW_HTTP: 'true',
   EDS_WEBHOOK_RETRY_SCHEDULE: '0.05,0.1,0.1',
   EDS_WEBHOOK_JITTER: '0',
-  // Generous: a loaded test machine must not turn slow answers into retries.
+  // Generous: a loaded test machine must not turn slow answers into retries, nor a late lease
+  // renewal into lease_lost. Tests of an expiring lease set their own.
   EDS_WEBHOOK_TIMEOUT_MS: '3000',
-  EDS_WEBHOOK_LEASE_MS: '1500',
+  EDS_WEBHOOK_LEASE_MS: '15000',
   EDS_WEBHOOK_POLL_MS: '200',
   EDS_SHUTDOWN_GRACE_MS: '1000',
 };
