@@ -3,8 +3,10 @@
  * the caller's organization (the tenant filter is in the SQL, never in a handler), and
  * demo/training encounters are never listed.
  */
+import { sql } from 'kysely';
 import type { SortOrder } from '../../contract/listQuery.js';
 import { type Db, pgPoolOf } from '../../database/connection.js';
+import { isSqlite } from '../../database/dialect.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { DAY_MS, dayOf, HOUR_MS } from '../../time.js';
 import { dayAtOffset, hourAtOffset } from './countRollups.js';
@@ -138,13 +140,25 @@ function listRange(db: Db, organizationId: string, startMs: number, endMs: numbe
     .orderBy('encounter_id', sort);
 }
 
+/**
+ * A page's LIMIT or OFFSET on SQLite, where the planner does not read its value. SQLite (from
+ * 3.47) plans with the value bound to a bare `LIMIT ?` or `OFFSET ?`, and so prepares the
+ * statement again every time a value is bound to it: on every page read, about a fifth of the
+ * read's time (30 against 22 µs for a page of 50), and 9 % of the request thread's time on the
+ * list under load (perf). The page's plan is the list index's range in its own order whatever the
+ * values, so they go through a CAST, into which the planner does not look.
+ */
+function unplannedCount(db: Db, value: number) {
+  return isSqlite(db) ? sql<number>`cast(${value} as integer)` : value;
+}
+
 function pageRead(sort: SortOrder) {
   return preparedQuery(
     (db, organizationId: string, startMs: number, endMs: number, limit: number, offset: number) =>
       listRange(db, organizationId, startMs, endMs, sort)
         .select(['summary', 'etag', 'patient_id'])
-        .limit(limit)
-        .offset(offset),
+        .limit(unplannedCount(db, limit))
+        .offset(unplannedCount(db, offset)),
     { turnBatched: true },
   );
 }
