@@ -9,17 +9,22 @@ import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../
 import { COUNT_ROLLUPS, type CountRollup } from '../../database/countRollups.js';
 import { isSqlite } from '../../database/dialect.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
+import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
 
-const rollupSum = preparedQuery(
-  (db, organizationId: string, firstDay: number, endDay: number) =>
-    db
-      .selectFrom('encounter_day_counts')
-      .select((eb) => eb.fn.sum<number | null>('count').as('n'))
-      .where('organization_id', '=', organizationId)
-      .where('day', '>=', firstDay)
-      .where('day', '<', endDay),
-  { turnBatched: true },
-);
+/**
+ * The whole days' sum: a range of the roll-up's key whatever the values, so on SQLite they are
+ * kept from the planner (database/unplannedValue.ts), as in the walk below.
+ */
+function rollupSumQuery(db: Db, organizationId: string, firstDay: number, endDay: number) {
+  return db
+    .selectFrom('encounter_day_counts')
+    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
+    .where('organization_id', '=', unplannedText(db, organizationId))
+    .where('day', '>=', unplannedInteger(db, firstDay))
+    .where('day', '<', unplannedInteger(db, endDay));
+}
+
+const rollupSum = preparedQuery(rollupSumQuery, { turnBatched: true });
 
 /** Listable encounters of the whole days [firstDay, endDay). */
 export async function rollupCount(
@@ -121,8 +126,9 @@ function walkTo(rows: Iterable<[number, number]>, offset: number): UnitAtOffset 
   return { past: before };
 }
 
+/** SQLite's walk, its values kept from the planner as in unplannedValue.ts. */
 const ROLLUP_WALK_SQL = (rollup: CountRollup, sort: 'asc' | 'desc') =>
-  `select ${rollup}, count from ${COUNT_ROLLUPS[rollup].table} where organization_id = ? and ${rollup} >= ? and ${rollup} < ? order by ${rollup} ${sort}`;
+  `select ${rollup}, count from ${COUNT_ROLLUPS[rollup].table} where organization_id = cast(? as text) and ${rollup} >= cast(? as integer) and ${rollup} < cast(? as integer) order by ${rollup} ${sort}`;
 
 const rollupWalks = new WeakMap<SqliteReadConnection, Map<string, SQLite.Statement>>();
 
