@@ -1,9 +1,9 @@
 /**
  * A value bound to a statement that SQLite's planner does not read while it plans.
  *
- * SQLite plans some statements with the values bound to them, and then prepares the statement
- * again every time a new value is bound, which is on every call:
- * - from 3.47 on, a bare `LIMIT ?` or `OFFSET ?`;
+ * SQLite looks at the value bound to some placeholders while it plans, and so prepares the
+ * statement again every time a value is bound to one of them, which is on every call:
+ * - a bare `LIMIT ?` (in the SQLite this service runs, 3.53);
  * - a column compared with a bare `?`, once a full ANALYZE has stored samples of the column's
  *   index (sqlite_stat4; the service's own `PRAGMA optimize` stores none).
  *
@@ -12,6 +12,9 @@
  * A read whose plan is its index's range whatever the values passes them through a CAST, which
  * the planner does not look into. PostgreSQL gets the value as it is. The type is the caller's to
  * say: preparedQuery compiles the statement with placeholders, not with the values.
+ *
+ * An integer's value must be whole (epoch milliseconds, days, hours, a limit, an offset): the CAST
+ * would cut a fraction off, where the bare value compared exactly.
  */
 import { type Expression, sql } from 'kysely';
 import type { Db } from './connection.js';

@@ -2,6 +2,7 @@
  * Counts of a caller's listable encounters (demo/training encounters are never counted): the list's
  * total, from the per-day roll-up and the list index.
  */
+import { sql } from 'kysely';
 import type { Db } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
@@ -67,7 +68,7 @@ export function indexCountQuery(db: Db, organizationId: string, startMs: number,
     .selectFrom('encounters')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('organization_id', '=', unplannedText(db, organizationId))
-    .where('demo_training', '=', 0)
+    .where('demo_training', '=', sql.lit(0))
     .where('created_at', '>=', unplannedInteger(db, startMs))
     .where('created_at', '<', unplannedInteger(db, endMs));
 }

@@ -3,6 +3,7 @@
  * the caller's organization (the tenant filter is in the SQL, never in a handler), and
  * demo/training encounters are never listed.
  */
+import { sql } from 'kysely';
 import type { SortOrder } from '../../contract/listQuery.js';
 import { type Db, pgPoolOf } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
@@ -132,7 +133,7 @@ function listRange(db: Db, organizationId: string, startMs: number, endMs: numbe
   return db
     .selectFrom('encounter_reads')
     .where('organization_id', '=', unplannedText(db, organizationId))
-    .where('demo_training', '=', 0)
+    .where('demo_training', '=', sql.lit(0))
     .where('created_at', '>=', unplannedInteger(db, startMs))
     .where('created_at', '<', unplannedInteger(db, endMs))
     .orderBy('created_at', sort)
@@ -146,12 +147,12 @@ function listRange(db: Db, organizationId: string, startMs: number, endMs: numbe
  */
 export function pageQuery(
   db: Db,
-  sort: SortOrder,
   organizationId: string,
   startMs: number,
   endMs: number,
   limit: number,
   offset: number,
+  sort: SortOrder,
 ) {
   return listRange(db, organizationId, startMs, endMs, sort)
     .select(['summary', 'etag', 'patient_id'])
@@ -162,7 +163,7 @@ export function pageQuery(
 function pageRead(sort: SortOrder) {
   return preparedQuery(
     (db, organizationId: string, startMs: number, endMs: number, limit: number, offset: number) =>
-      pageQuery(db, sort, organizationId, startMs, endMs, limit, offset),
+      pageQuery(db, organizationId, startMs, endMs, limit, offset, sort),
     { turnBatched: true },
   );
 }
