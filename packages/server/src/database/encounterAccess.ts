@@ -36,7 +36,11 @@ export function classifyEncounter<T>(flags: AccessFlags, data: T): EncounterAcce
   return { status: 'found', encounter: data };
 }
 
-/** The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. */
+/**
+ * The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. The ID goes
+ * through a CAST, as every value of the request path's reads does (unplannedValue.ts), so none of
+ * their placeholders is bare; a result column is not planned with, so this one costs nothing.
+ */
 export function ownFlag(column: string, organizationId: string): RawBuilder<number> {
-  return sql<number>`case when ${sql.ref(column)} = ${organizationId} then 1 else 0 end`;
+  return sql<number>`case when ${sql.ref(column)} = cast(${organizationId} as text) then 1 else 0 end`;
 }

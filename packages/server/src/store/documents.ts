@@ -4,12 +4,13 @@
  * Everything but the flags is joined only within the caller's organization and only for a
  * listable encounter, so another organization's data is never read.
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Db } from '../database/connection.js';
 import { classifyEncounter, type EncounterAccess, ownFlag } from '../database/encounterAccess.js';
 import { preparedQuery } from '../database/preparedQuery.js';
 import type { Database, DocumentRow, RecordingRow } from '../database/schema.js';
 import { isStorableId } from '../database/storableId.js';
+import { unplannedText } from '../database/unplannedValue.js';
 
 /**
  * The document asked for, when the encounter is the caller's. A document that exists under
@@ -53,14 +54,14 @@ function documentJoin(db: Kysely<Database>, encounterId: string, documentId: str
     .leftJoin('encounters as c', (join) =>
       join
         .onRef('c.id', '=', 'e.id')
-        .on('c.organization_id', '=', organizationId)
-        .on('c.demo_training', '=', 0),
+        .on('c.organization_id', '=', unplannedText(db, organizationId))
+        .on('c.demo_training', '=', sql.lit(0)),
     )
     .leftJoin('documents as d', (join) =>
       join
-        .on('d.id', '=', documentId)
+        .on('d.id', '=', unplannedText(db, documentId))
         .onRef('d.encounter_id', '=', 'c.id')
-        .on('d.organization_id', '=', organizationId),
+        .on('d.organization_id', '=', unplannedText(db, organizationId)),
     )
     .select([
       ownFlag('e.organization_id', organizationId).as('own'),
@@ -79,21 +80,22 @@ function documentJoin(db: Kysely<Database>, encounterId: string, documentId: str
       'd.created_at as d_created_at',
       'd.updated_at as d_updated_at',
     ])
-    .where('e.id', '=', encounterId);
+    .where('e.id', '=', unplannedText(db, encounterId));
 }
 
-const withRecording = preparedQuery(
-  (db, encounterId: string, documentId: string, organizationId: string) =>
-    documentJoin(db, encounterId, documentId, organizationId)
-      .leftJoin('recordings as r', 'r.document_id', 'd.id')
-      .select([
-        'r.document_id as r_document_id',
-        'r.object_key as r_object_key',
-        'r.content_type as r_content_type',
-        'r.byte_size as r_byte_size',
-      ]),
-  { turnBatched: true },
-);
+/** The audio link's statement (exported so a test can read its SQL). */
+export function recordingReadQuery(db: Db, encounterId: string, documentId: string, organizationId: string) {
+  return documentJoin(db, encounterId, documentId, organizationId)
+    .leftJoin('recordings as r', 'r.document_id', 'd.id')
+    .select([
+      'r.document_id as r_document_id',
+      'r.object_key as r_object_key',
+      'r.content_type as r_content_type',
+      'r.byte_size as r_byte_size',
+    ]);
+}
+
+const withRecording = preparedQuery(recordingReadQuery, { turnBatched: true });
 
 /** A row of any of the three queries; the columns a query does not select are absent. */
 type JoinedRow = Partial<Record<string, unknown>>;
