@@ -37,9 +37,10 @@ export function classifyEncounter<T>(flags: AccessFlags, data: T): EncounterAcce
 }
 
 /**
- * The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. The ID goes
- * through a CAST, as every value of the request path's reads does (unplannedValue.ts), so none of
- * their placeholders is bare; a result column is not planned with, so this one costs nothing.
+ * The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. A result
+ * column is not planned with, so its ID would cost nothing bare; it goes through a CAST (on both
+ * stores, where it changes nothing on a text column) only so that no read of the request path has
+ * a bare placeholder, which the test of unplannedValue.ts checks.
  */
 export function ownFlag(column: string, organizationId: string): RawBuilder<number> {
   return sql<number>`case when ${sql.ref(column)} = cast(${organizationId} as text) then 1 else 0 end`;

@@ -97,7 +97,7 @@ export function recordingReadQuery(db: Db, encounterId: string, documentId: stri
 
 const withRecording = preparedQuery(recordingReadQuery, { turnBatched: true });
 
-/** A row of any of the three queries; the columns a query does not select are absent. */
+/** A row of the audio link's query, as the row builder gives it. */
 type JoinedRow = Partial<Record<string, unknown>>;
 
 function documentOf(r: JoinedRow): DocumentRow | undefined {
