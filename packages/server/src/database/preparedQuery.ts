@@ -14,6 +14,10 @@
  * time); a read made `turnBatched` sends the calls of one event-loop turn as one statement
  * (pgTurnBatch.ts). Inside a transaction the query goes through Kysely, on the transaction's connection.
  *
+ * On SQLite every value must reach the statement through unplannedValue.ts's casts: a bare
+ * placeholder can make SQLite plan the statement afresh on every call, which is refused here, at
+ * a read's first call, rather than found in a profile.
+ *
  * Rows are read as arrays and turned into objects by a function generated once per statement
  * from its column names: better-sqlite3 builds each row object property by property, which cost
  * more than the B-tree work itself on a list page (measured at 1M encounters: 189 µs for a page
@@ -23,6 +27,7 @@ import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery } from 'kysely';
 import { arrayRowBuilder } from './arrayRows.js';
 import { type Db, pgPoolOf, type SqliteReadConnection, sqliteReadConnection } from './connection.js';
+import { isSqlite } from './dialect.js';
 import { PgTurnBatch } from './pgTurnBatch.js';
 
 type Slot = { arg: number } | { value: unknown };
@@ -113,6 +118,11 @@ function compilePlan<Args extends Arg[], Row>(
   if (/\*\s+from\b|\.\*/i.test(compiled.sql)) {
     throw new Error('preparedQuery: name every column instead of selecting *');
   }
+  if (isSqlite(db) && BARE_PLACEHOLDER.test(compiled.sql)) {
+    throw new Error(
+      `preparedQuery: on SQLite pass every value through unplannedInteger or unplannedText: ${compiled.sql}`,
+    );
+  }
   const slots = compiled.parameters.map((value): Slot => {
     const arg = sentinels.indexOf(value as string);
     return arg >= 0 ? { arg } : { value };
@@ -126,6 +136,9 @@ function compilePlan<Args extends Arg[], Row>(
 }
 
 let planCount = 0;
+
+/** A placeholder outside a CAST (unplannedValue.ts); Kysely never writes `?` in SQL text otherwise. */
+const BARE_PLACEHOLDER = /(?<!cast\()\?/i;
 
 function prepareRaw(on: SqliteReadConnection, sql: string): NonNullable<Plan['sqlite']> {
   const statement = on.prepare(sql).raw(true);

@@ -9,8 +9,9 @@
  *
  * For the list's page read that was about a quarter of the read's time (30 against 22 µs for a
  * page of 50, better-sqlite3 directly), and 9 % of the request thread's on the list under load.
- * A read whose plan is its index's range whatever the values passes them through a CAST, which
- * the planner does not look into. PostgreSQL gets the value as it is. The type is the caller's to
+ * The request path's reads find their rows by an index's range whatever the values, so they pass
+ * them through a CAST, which the planner does not look into; preparedQuery refuses a read that
+ * leaves SQLite a bare placeholder. PostgreSQL gets the value as it is. The type is the caller's to
  * say: preparedQuery compiles the statement with placeholders, not with the values.
  *
  * An integer's value must be whole (epoch milliseconds, days, hours, a limit, an offset): the CAST

@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Store } from '../../src/database/connection.js';
 import { preparedQuery } from '../../src/database/preparedQuery.js';
+import { unplannedText } from '../../src/database/unplannedValue.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
 const organizationById = preparedQuery((db, id: string) =>
-  db.selectFrom('organizations').select(['id', 'name']).where('id', '=', id),
+  db.selectFrom('organizations').select(['id', 'name']).where('id', '=', unplannedText(db, id)),
 );
 
 function organization(id: string) {
@@ -47,6 +48,15 @@ forEachStore('prepared queries', (kind) => {
       db.selectFrom('organizations').selectAll().where('id', '=', id),
     );
     await assert.rejects(everything(store.db, 'org_p1'), /name every column/);
+  });
+
+  test('error: on SQLite a read that leaves the planner a bare value is refused at its first call; PostgreSQL runs it', async () => {
+    const bare = preparedQuery((db, id: string) =>
+      db.selectFrom('organizations').select(['id', 'name']).where('id', '=', id),
+    );
+    if (kind === 'sqlite')
+      await assert.rejects(bare(store.db, 'org_p1'), /unplannedInteger or unplannedText/);
+    else assert.deepEqual(await bare(store.db, 'org_p1'), [{ id: 'org_p1', name: 'Org org_p1' }]);
   });
 
   test('security: a read started while a transaction holds the connection never sees its uncommitted rows', async () => {
