@@ -15,8 +15,8 @@
  * (pgTurnBatch.ts). Inside a transaction the query goes through Kysely, on the transaction's connection.
  *
  * On SQLite every value must reach the statement through unplannedValue.ts's casts: a bare
- * placeholder can make SQLite plan the statement afresh on every call, which is refused here, at
- * a read's first call, rather than found in a profile.
+ * placeholder can make SQLite plan the statement afresh on every call. A read that leaves one is
+ * refused whenever it is called (from its first call on), rather than found in a profile.
  *
  * Rows are read as arrays and turned into objects by a function generated once per statement
  * from its column names: better-sqlite3 builds each row object property by property, which cost
@@ -29,6 +29,7 @@ import { arrayRowBuilder } from './arrayRows.js';
 import { type Db, pgPoolOf, type SqliteReadConnection, sqliteReadConnection } from './connection.js';
 import { isSqlite } from './dialect.js';
 import { PgTurnBatch } from './pgTurnBatch.js';
+import { BARE_PLACEHOLDER } from './unplannedValue.js';
 
 type Slot = { arg: number } | { value: unknown };
 
@@ -120,7 +121,8 @@ function compilePlan<Args extends Arg[], Row>(
   }
   if (isSqlite(db) && BARE_PLACEHOLDER.test(compiled.sql)) {
     throw new Error(
-      `preparedQuery: on SQLite pass every value through unplannedInteger or unplannedText: ${compiled.sql}`,
+      'preparedQuery: on SQLite pass every argument through unplannedInteger or unplannedText, and ' +
+        `write constants with sql.lit: ${compiled.sql}`,
     );
   }
   const slots = compiled.parameters.map((value): Slot => {
@@ -136,9 +138,6 @@ function compilePlan<Args extends Arg[], Row>(
 }
 
 let planCount = 0;
-
-/** A placeholder outside a CAST (unplannedValue.ts); Kysely never writes `?` in SQL text otherwise. */
-const BARE_PLACEHOLDER = /(?<!cast\()\?/i;
 
 function prepareRaw(on: SqliteReadConnection, sql: string): NonNullable<Plan['sqlite']> {
   const statement = on.prepare(sql).raw(true);

@@ -10,9 +10,10 @@
  * For the list's page read that was about a quarter of the read's time (30 against 22 µs for a
  * page of 50, better-sqlite3 directly), and 9 % of the request thread's on the list under load.
  * The request path's reads find their rows by an index's range whatever the values, so they pass
- * them through a CAST, which the planner does not look into; preparedQuery refuses a read that
- * leaves SQLite a bare placeholder. PostgreSQL gets the value as it is. The type is the caller's to
- * say: preparedQuery compiles the statement with placeholders, not with the values.
+ * them through a CAST, which the planner does not look into: preparedQuery refuses a read that
+ * leaves SQLite a bare placeholder, and the roll-ups' walk, raw SQL, casts its own. PostgreSQL
+ * gets the value as it is. The type is the caller's to say: preparedQuery compiles the statement
+ * with placeholders, not with the values.
  *
  * An integer's value must be whole (epoch milliseconds, days, hours, a limit, an offset): the CAST
  * would cut a fraction off, where the bare value compared exactly.
@@ -20,6 +21,13 @@
 import { type Expression, sql } from 'kysely';
 import type { Db } from './connection.js';
 import { isSqlite } from './dialect.js';
+
+/**
+ * A placeholder SQLite would plan with: Kysely writes `?` for every parameter on SQLite, and
+ * these functions wrap theirs in `cast(`. A literal holding `?` (sql.lit, sql.raw) is taken for
+ * one too, which errs on the safe side.
+ */
+export const BARE_PLACEHOLDER = /(?<!\bcast\()\?/i;
 
 export function unplannedInteger(db: Db, value: number): number | Expression<number> {
   return isSqlite(db) ? sql<number>`cast(${value} as integer)` : value;

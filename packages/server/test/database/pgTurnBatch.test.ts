@@ -4,10 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Store } from '../../src/database/connection.js';
 import { MAX_CALLS } from '../../src/database/pgTurnBatch.js';
 import { preparedQuery } from '../../src/database/preparedQuery.js';
+import { unplannedInteger, unplannedText } from '../../src/database/unplannedValue.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
 /** A key read with two text arguments and a constant of its own SQL (the allowlisted flag). */
@@ -16,9 +18,9 @@ const organizationNamed = preparedQuery(
     db
       .selectFrom('organizations')
       .select(['id', 'name', 'created_at'])
-      .where('id', '=', id)
-      .where('name', '=', name)
-      .where('allowlisted', '=', 1),
+      .where('id', '=', unplannedText(db, id))
+      .where('name', '=', unplannedText(db, name))
+      .where(sql<boolean>`allowlisted = ${unplannedInteger(db, 1)}`),
   { turnBatched: true },
 );
 
@@ -28,12 +30,12 @@ const organizationsCreated = preparedQuery(
     db
       .selectFrom('organizations')
       .select(['created_at'])
-      .where('id', 'like', prefix)
-      .where('created_at', '>=', from)
-      .where('created_at', '<', to)
+      .where('id', 'like', unplannedText(db, prefix))
+      .where('created_at', '>=', unplannedInteger(db, from))
+      .where('created_at', '<', unplannedInteger(db, to))
       .orderBy('created_at', 'desc')
-      .limit(limit)
-      .offset(offset),
+      .limit(unplannedInteger(db, limit))
+      .offset(unplannedInteger(db, offset)),
   { turnBatched: true },
 );
 

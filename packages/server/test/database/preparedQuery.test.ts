@@ -50,13 +50,22 @@ forEachStore('prepared queries', (kind) => {
     await assert.rejects(everything(store.db, 'org_p1'), /name every column/);
   });
 
-  test('error: on SQLite a read that leaves the planner a bare value is refused at its first call; PostgreSQL runs it', async () => {
-    const bare = preparedQuery((db, id: string) =>
+  test('error: on SQLite a read that leaves the planner a bare value or limit is refused; PostgreSQL runs it', async () => {
+    const bareValue = preparedQuery((db, id: string) =>
       db.selectFrom('organizations').select(['id', 'name']).where('id', '=', id),
     );
-    if (kind === 'sqlite')
-      await assert.rejects(bare(store.db, 'org_p1'), /unplannedInteger or unplannedText/);
-    else assert.deepEqual(await bare(store.db, 'org_p1'), [{ id: 'org_p1', name: 'Org org_p1' }]);
+    const bareLimit = preparedQuery((db, id: string, limit: number) =>
+      db
+        .selectFrom('organizations')
+        .select(['id', 'name'])
+        .where('id', '=', unplannedText(db, id))
+        .limit(limit),
+    );
+    const expected = [{ id: 'org_p1', name: 'Org org_p1' }];
+    for (const read of [() => bareValue(store.db, 'org_p1'), () => bareLimit(store.db, 'org_p1', 1)]) {
+      if (kind === 'sqlite') await assert.rejects(read(), /unplannedInteger or unplannedText/);
+      else assert.deepEqual(await read(), expected);
+    }
   });
 
   test('security: a read started while a transaction holds the connection never sees its uncommitted rows', async () => {

@@ -12,10 +12,11 @@ import {
   type Store,
 } from '../../src/database/connection.js';
 import { preparedQuery } from '../../src/database/preparedQuery.js';
+import { unplannedText } from '../../src/database/unplannedValue.js';
 import { createTestStore, type TestDatabase } from '../support/stores.js';
 
 const organizationName = preparedQuery((db, id: string) =>
-  db.selectFrom('organizations').select(['name']).where('id', '=', id),
+  db.selectFrom('organizations').select(['name']).where('id', '=', unplannedText(db, id)),
 );
 
 function organization(id: string, name: string) {
