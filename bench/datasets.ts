@@ -100,7 +100,7 @@ export async function buildDataset(
     `data set (${label || 'this code'}): ${place.encounters} encounters in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   // The load leaves PostgreSQL's buffers dirty for a checkpoint spread over the next minutes, which
-  // coincided with the first route measured (a p99 of 62-262 ms; 20.7 ms once written out here).
+  // coincided with the first route measured (a p99 of 62-262 ms; 21-23 ms once written out here).
   // Written out now, the routes measure serving, not the load's aftermath.
   if (place.store === 'postgres') await adminQuery('CHECKPOINT');
   const dataset = { organizationId: demo.organization_id };
