@@ -6,7 +6,9 @@
  * classify this way, so it sits below both.
  */
 import { type RawBuilder, sql } from 'kysely';
+import type { Db } from './connection.js';
 import type { EncounterRow } from './schema.js';
+import { unplannedText } from './unplannedValue.js';
 
 /** What an encounter ID is to the caller. Only `found` carries data. */
 export type EncounterAccess<T = EncounterRow> =
@@ -37,11 +39,9 @@ export function classifyEncounter<T>(flags: AccessFlags, data: T): EncounterAcce
 }
 
 /**
- * The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. A result
- * column is not planned with, so its ID would cost nothing bare; it goes through a CAST (on both
- * stores, where it changes nothing on a text column) only so that no read of the request path has
- * a bare placeholder, which the test of unplannedValue.ts checks.
+ * The `own` flag of AccessFlags: 1 when `column` (an organization ID) is the caller's. The ID goes
+ * through unplannedText like every value of a prepared read, which SQLite would refuse otherwise.
  */
-export function ownFlag(column: string, organizationId: string): RawBuilder<number> {
-  return sql<number>`case when ${sql.ref(column)} = cast(${organizationId} as text) then 1 else 0 end`;
+export function ownFlag(db: Db, column: string, organizationId: string): RawBuilder<number> {
+  return sql<number>`case when ${sql.ref(column)} = ${unplannedText(db, organizationId)} then 1 else 0 end`;
 }

@@ -64,7 +64,7 @@ function documentJoin(db: Kysely<Database>, encounterId: string, documentId: str
         .on('d.organization_id', '=', unplannedText(db, organizationId)),
     )
     .select([
-      ownFlag('e.organization_id', organizationId).as('own'),
+      ownFlag(db, 'e.organization_id', organizationId).as('own'),
       'e.demo_training as demo_training',
       'c.patient_id as c_patient_id',
       'd.id as d_id',

@@ -25,7 +25,7 @@ function callerEncounterRead(db: Db, encounterId: string, organizationId: string
         .onRef('c.created_at', '=', 'e.created_at')
         .onRef('c.encounter_id', '=', 'e.encounter_id'),
     )
-    .select([ownFlag('e.organization_id', organizationId).as('own'), 'e.demo_training as demo_training'])
+    .select([ownFlag(db, 'e.organization_id', organizationId).as('own'), 'e.demo_training as demo_training'])
     .where('e.encounter_id', '=', unplannedText(db, encounterId));
 }
 
