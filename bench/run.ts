@@ -18,6 +18,9 @@
  *   old runtime and its installed dependencies against this one, in the same run)
  * --threads (each server thread's share of the measured run on a CPU and waiting for one:
  *   bench/threadTimes.ts)
+ * --audit-groups (the durable audit's group commits during each measured run, from the service's
+ *   metrics on an admin port: records a group, a group's round from hand-over to its answer, and
+ *   the share of the run a group was out: bench/auditGroups.ts)
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
  * --rounds N (measure each route N times, alternating which server goes first, and report each
@@ -40,6 +43,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../packages/server/src/auth/token.js';
+import { type AuditGroups, auditGroups, auditGroupTotals, describeAuditGroups } from './auditGroups.js';
 import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
 import {
   ADMIN_URL,
@@ -58,6 +62,7 @@ import {
   buildServer,
   type Child,
   eds,
+  freePort,
   nodeFor,
   ROOT,
   runCheckoutOn,
@@ -82,6 +87,7 @@ const { values } = parseArgs({
     'before-node': { type: 'string' },
     stalls: { type: 'boolean', default: false },
     threads: { type: 'boolean', default: false },
+    'audit-groups': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
     'webhook-events': { type: 'string', default: '1000' },
@@ -142,6 +148,8 @@ interface Side {
   token: string;
   server: Child;
   stallFile: string;
+  /** The admin listener's base URL, with --audit-groups. */
+  admin?: string;
 }
 
 async function startSide(label: string, root: string, dataset: () => Promise<Dataset>): Promise<Side> {
@@ -154,17 +162,20 @@ async function startSide(label: string, root: string, dataset: () => Promise<Dat
   const flags: string[] = [];
   if (values.profile) flags.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   if (values.stalls) flags.push('--import', join(ROOT, 'bench', 'stallProbe.mjs'));
+  const adminPort = values['audit-groups'] ? String(await freePort()) : undefined;
   const server = await startEdsServer(
     {
       ...env,
       EDS_BENCH_STALL_FILE: stallFile,
       EDS_BENCH_SERVER_PACKAGE: join(root, 'packages', 'server', 'package.json'),
+      ...(adminPort ? { EDS_ADMIN_PORT: adminPort } : {}),
     },
     flags,
     root,
   );
   started.push(server);
-  return { label, root, base: `http://127.0.0.1:${server.port}`, token, server, stallFile };
+  const admin = adminPort ? `http://127.0.0.1:${adminPort}` : undefined;
+  return { label, root, base: `http://127.0.0.1:${server.port}`, token, server, stallFile, admin };
 }
 
 /** The measurement with the median req/s (the upper one of an even count). */
@@ -184,7 +195,7 @@ const started: Child[] = [];
 const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
 
 /** A route's run on one server, with what --stalls and --threads found meanwhile. */
-type Measured = WrkResult & { stalls?: unknown; threads?: ThreadShare[] };
+type Measured = WrkResult & { stalls?: unknown; threads?: ThreadShare[]; auditGroups?: AuditGroups };
 
 /** Runs the route on one server after a second's warm-up; with --stalls and --threads, what they saw. */
 async function measureOn(
@@ -200,8 +211,11 @@ async function measureOn(
   if (values.stalls) side.server.process.kill('SIGUSR2');
   await wrk.run(url, token, 1, walk);
   const threadsBefore = values.threads ? threadTimes(pid) : undefined;
+  const groupsBefore = side.admin ? await auditGroupTotals(side.admin) : undefined;
   const m: Measured = await wrk.run(url, token, DURATION, walk);
   if (threadsBefore) m.threads = threadShares(threadsBefore, threadTimes(pid), m.requests / m.rps);
+  if (groupsBefore)
+    m.auditGroups = auditGroups(groupsBefore, await auditGroupTotals(side.admin!), m.requests / m.rps);
   if (!values.stalls) return m;
   rmSync(side.stallFile, { force: true });
   side.server.process.kill('SIGUSR2');
@@ -473,6 +487,12 @@ async function measureOnDataset() {
   if (values.threads) {
     perServer('Each server thread during the measured run: % on a CPU (% waiting for one):', (m) =>
       m.threads?.map((t) => `${t.thread} ${t.cpu.toFixed(0)} % (${t.runQueue.toFixed(0)} %)`).join(', '),
+    );
+  }
+  if (values['audit-groups']) {
+    perServer(
+      "The durable audit's group commits during the measured run: records a group, a group's round, share of the run a group was out:",
+      (m) => m.auditGroups && describeAuditGroups(m.auditGroups),
     );
   }
   if (rateLimits) printRateLimits(rateLimits);
