@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildDataset, comparedRoutes, type DatasetPlace, datasetEnv, mintKey } from './datasets.js';
 import { listPageWalk } from './listPageWalk.js';
-import { buildServer, freePort, parseEnvPairs, processMemory, ROOT, startEdsServer } from './processes.js';
+import { buildServer, parseEnvPairs, processMemory, ROOT, startEdsServer } from './processes.js';
 import { createWrk, type PathWalk } from './wrk.js';
 
 const { values } = parseArgs({
@@ -50,9 +50,9 @@ async function main() {
   const env = { ...datasetEnv(PLACE, ''), ...parseEnvPairs(values.env, '--env') };
   const data = await buildDataset(PLACE, '', env, ROOT);
   const token = mintKey(data.organizationId, env, ROOT);
-  const adminPort = await freePort();
   const flags = values.flags.split(' ').filter(Boolean);
-  const server = await startEdsServer({ ...env, EDS_ADMIN_PORT: String(adminPort) }, flags);
+  const server = await startEdsServer(env, flags, undefined, undefined, undefined, true);
+  const adminPort = server.adminPort!;
   try {
     const base = `http://127.0.0.1:${server.port}`;
     const routes = await comparedRoutes(base, token);

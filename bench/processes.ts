@@ -189,7 +189,8 @@ const PORT_RACES = 5;
  * listens; a child that exits before it is healthy is started again on fresh ports.
  * `extraFlags` adds Node flags for this run only (the benchmark's `--profile`); `node` runs it on
  * another Node.js binary (`npm run bench:memory`'s variants); `wrapper` runs it under another
- * program (`npm run bench:instructions`' valgrind).
+ * program (`npm run bench:instructions`' valgrind). With `admin`, the admin listener (metrics)
+ * gets a free port too (EDS_ADMIN_PORT), returned as `adminPort`.
  */
 export async function startEdsServer(
   env: Record<string, string>,
@@ -197,19 +198,25 @@ export async function startEdsServer(
   root = ROOT,
   node = nodeFor(root),
   wrapper: string[] = [],
-): Promise<Child & { port: number }> {
+  admin = false,
+): Promise<Child & { port: number; adminPort?: number }> {
   checkImageFlags();
   const command = [...wrapper, node, ...SERVICE_NODE_FLAGS, ...extraFlags, edsBin(root), 'serve'];
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const ports = { EDS_PORT: String(port), EDS_MEDIA_PORT: String(await freePort()) };
+    const adminPort = admin ? await freePort() : undefined;
+    const ports = {
+      EDS_PORT: String(port),
+      EDS_MEDIA_PORT: String(await freePort()),
+      ...(adminPort === undefined ? {} : { EDS_ADMIN_PORT: String(adminPort) }),
+    };
     const child = await startChild(
       command[0]!,
       command.slice(1),
       { ...SERVICE_RUNTIME_ENV, ...env, ...ports },
       () => true,
     );
-    if (await becameHealthy(child, port, wrapper.length > 0 ? 600 : 30)) return { ...child, port };
+    if (await becameHealthy(child, port, wrapper.length > 0 ? 600 : 30)) return { ...child, port, adminPort };
     await child.stop();
     if (child.process.exitCode === null || attempt === PORT_RACES) {
       throw new Error(`eds serve did not become healthy (exit code ${child.process.exitCode})`);

@@ -20,7 +20,7 @@
  *   bench/threadTimes.ts)
  * --audit-groups (the durable audit's group commits during each measured run, from the service's
  *   metrics on an admin port: records a group, a group's round from hand-over to its answer, and
- *   the share of the run a group was out: bench/auditGroups.ts)
+ *   the share of the run a group was in flight: bench/auditGroups.ts)
  * --stalls (bench/stallProbe.mjs in each server: event-loop delay, GC pauses and SQLite calls of
  *   5 ms or more, per route)
  * --rounds N (measure each route N times, alternating which server goes first, and report each
@@ -62,7 +62,6 @@ import {
   buildServer,
   type Child,
   eds,
-  freePort,
   nodeFor,
   ROOT,
   runCheckoutOn,
@@ -162,19 +161,20 @@ async function startSide(label: string, root: string, dataset: () => Promise<Dat
   const flags: string[] = [];
   if (values.profile) flags.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   if (values.stalls) flags.push('--import', join(ROOT, 'bench', 'stallProbe.mjs'));
-  const adminPort = values['audit-groups'] ? String(await freePort()) : undefined;
   const server = await startEdsServer(
     {
       ...env,
       EDS_BENCH_STALL_FILE: stallFile,
       EDS_BENCH_SERVER_PACKAGE: join(root, 'packages', 'server', 'package.json'),
-      ...(adminPort ? { EDS_ADMIN_PORT: adminPort } : {}),
     },
     flags,
     root,
+    undefined,
+    undefined,
+    values['audit-groups'],
   );
   started.push(server);
-  const admin = adminPort ? `http://127.0.0.1:${adminPort}` : undefined;
+  const admin = server.adminPort === undefined ? undefined : `http://127.0.0.1:${server.adminPort}`;
   return { label, root, base: `http://127.0.0.1:${server.port}`, token, server, stallFile, admin };
 }
 
@@ -194,10 +194,13 @@ const started: Child[] = [];
 
 const profileDir = join(RESULTS, `profile-${values.store}-${N}-${Date.now()}`);
 
-/** A route's run on one server, with what --stalls and --threads found meanwhile. */
+/** A route's run on one server, with what --stalls, --threads and --audit-groups found meanwhile. */
 type Measured = WrkResult & { stalls?: unknown; threads?: ThreadShare[]; auditGroups?: AuditGroups };
 
-/** Runs the route on one server after a second's warm-up; with --stalls and --threads, what they saw. */
+/**
+ * Runs the route on one server after a second's warm-up; with --stalls, --threads and
+ * --audit-groups, what they saw.
+ */
 async function measureOn(
   side: Side,
   wrk: ReturnType<typeof createWrk>,
@@ -210,8 +213,9 @@ async function measureOn(
   const pid = side.server.process.pid!;
   if (values.stalls) side.server.process.kill('SIGUSR2');
   await wrk.run(url, token, 1, walk);
-  const threadsBefore = values.threads ? threadTimes(pid) : undefined;
+  // The metrics are read before the threads' times start, so the scrape is not counted in them.
   const groupsBefore = side.admin ? await auditGroupTotals(side.admin) : undefined;
+  const threadsBefore = values.threads ? threadTimes(pid) : undefined;
   const m: Measured = await wrk.run(url, token, DURATION, walk);
   if (threadsBefore) m.threads = threadShares(threadsBefore, threadTimes(pid), m.requests / m.rps);
   if (groupsBefore)
@@ -491,7 +495,7 @@ async function measureOnDataset() {
   }
   if (values['audit-groups']) {
     perServer(
-      "The durable audit's group commits during the measured run: records a group, a group's round, share of the run a group was out:",
+      "The durable audit's group commits during the measured run: records a group, a group's round, share of the run a group was in flight:",
       (m) => m.auditGroups && describeAuditGroups(m.auditGroups),
     );
   }

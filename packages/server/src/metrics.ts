@@ -142,7 +142,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     }),
     auditGroupCommitDuration: new Histogram({
       name: 'eds_audit_group_commit_seconds',
-      help: 'Time from a group commit starting to its store answering; its count is the number of groups.',
+      help: 'Time from a group’s hand-over to its commit’s answer reaching the request thread; committed groups only.',
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
