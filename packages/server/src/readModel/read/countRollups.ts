@@ -15,7 +15,7 @@ import { unplannedInteger, unplannedText } from '../../database/unplannedValue.j
  * The whole days' sum: a range of the roll-up's key whatever the values, so on SQLite they are
  * kept from the planner (database/unplannedValue.ts), as in the walk below.
  */
-function rollupSumQuery(db: Db, organizationId: string, firstDay: number, endDay: number) {
+function daySumQuery(db: Db, organizationId: string, firstDay: number, endDay: number) {
   return db
     .selectFrom('encounter_day_counts')
     .select((eb) => eb.fn.sum<number | null>('count').as('n'))
@@ -24,16 +24,30 @@ function rollupSumQuery(db: Db, organizationId: string, firstDay: number, endDay
     .where('day', '<', unplannedInteger(db, endDay));
 }
 
-const rollupSum = preparedQuery(rollupSumQuery, { turnBatched: true });
+/** The same for whole hours. */
+function hourSumQuery(db: Db, organizationId: string, firstHour: number, endHour: number) {
+  return db
+    .selectFrom('encounter_hour_counts')
+    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
+    .where('organization_id', '=', unplannedText(db, organizationId))
+    .where('hour', '>=', unplannedInteger(db, firstHour))
+    .where('hour', '<', unplannedInteger(db, endHour));
+}
 
-/** Listable encounters of the whole days [firstDay, endDay). */
+const ROLLUP_SUMS = {
+  day: preparedQuery(daySumQuery, { turnBatched: true }),
+  hour: preparedQuery(hourSumQuery, { turnBatched: true }),
+} as const satisfies Record<CountRollup, unknown>;
+
+/** Listable encounters of the whole days (or hours) [first, end). */
 export async function rollupCount(
   db: Db,
+  rollup: CountRollup,
   organizationId: string,
-  firstDay: number,
-  endDay: number,
+  first: number,
+  end: number,
 ): Promise<number> {
-  const [row] = await rollupSum(db, organizationId, firstDay, endDay);
+  const [row] = await ROLLUP_SUMS[rollup](db, organizationId, first, end);
   return Number(row?.n ?? 0);
 }
 

@@ -6,15 +6,16 @@ import { sql } from 'kysely';
 import type { Db } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
-import { DAY_MS, dayOf } from '../../time.js';
+import { DAY_MS, dayOf, HOUR_MS } from '../../time.js';
 import { rollupCount } from './countRollups.js';
 import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
 
 /**
  * The exact number of listable encounters in a window, at a cost that does not grow with the
- * organization: whole days come from the per-day roll-up (maintained in the same transaction as
- * every encounter write), and only the partial days at the window's edges are counted on the
- * list index. Without a window it is the organization's total, kept beside the roll-up.
+ * organization: whole days come from the per-day roll-up and whole hours at the window's edges
+ * from the per-hour roll-up (both maintained in the same transaction as every encounter write),
+ * and only the partial hours at its edges are counted on the list index. Without a window it is
+ * the organization's total, kept beside the roll-ups.
  */
 export async function countEncounters(
   db: Db,
@@ -23,27 +24,48 @@ export async function countEncounters(
 ): Promise<number> {
   const { startMs, endMs } = window;
   if (startMs === undefined && endMs === undefined) return organizationCount(db, organizationId);
-  const firstFullDay = startMs === undefined ? undefined : Math.ceil(startMs / DAY_MS);
-  const endFullDay = endMs === undefined ? undefined : dayOf(endMs);
-  if (firstFullDay !== undefined && endFullDay !== undefined && firstFullDay >= endFullDay) {
-    return countOnIndex(db, organizationId, startMs ?? EARLIEST_MS, endMs ?? AFTER_LATEST_MS);
-  }
-  const parts = [
-    rollupCount(
-      db,
-      organizationId,
-      firstFullDay ?? dayOf(EARLIEST_MS),
-      endFullDay ?? dayOf(AFTER_LATEST_MS) + 1,
-    ),
-  ];
-  if (startMs !== undefined && firstFullDay !== undefined && startMs < firstFullDay * DAY_MS) {
-    parts.push(countOnIndex(db, organizationId, startMs, firstFullDay * DAY_MS));
-  }
-  if (endMs !== undefined && endFullDay !== undefined && endFullDay * DAY_MS < endMs) {
-    parts.push(countOnIndex(db, organizationId, endFullDay * DAY_MS, endMs));
-  }
+  // An absent bound reaches past every day, so nothing beyond the whole days is counted on its side.
+  const firstDay = startMs === undefined ? dayOf(EARLIEST_MS) : Math.ceil(startMs / DAY_MS);
+  const endDay = endMs === undefined ? dayOf(AFTER_LATEST_MS) + 1 : dayOf(endMs);
+  const parts =
+    firstDay >= endDay
+      ? partialDayCounts(db, organizationId, startMs ?? EARLIEST_MS, endMs ?? AFTER_LATEST_MS)
+      : [
+          ...(startMs === undefined ? [] : partialDayCounts(db, organizationId, startMs, firstDay * DAY_MS)),
+          rollupCount(db, 'day', organizationId, firstDay, endDay),
+          ...(endMs === undefined ? [] : partialDayCounts(db, organizationId, endDay * DAY_MS, endMs)),
+        ];
   const counts = await Promise.all(parts);
   return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Listable encounters in [startMs, endMs), a day or less (see partialDayCounts). */
+export async function countWithinDay(
+  db: Db,
+  organizationId: string,
+  startMs: number,
+  endMs: number,
+): Promise<number> {
+  const counts = await Promise.all(partialDayCounts(db, organizationId, startMs, endMs));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The counts that make up [startMs, endMs), a day or less: its whole hours from the hour roll-up,
+ * the partial hours at its ends on the list index. Counted on the index alone, a partial day cost
+ * in proportion to a day's encounters (2,000 a day at 1,000,000 encounters); its partial hours hold
+ * a 24th of that.
+ */
+function partialDayCounts(db: Db, organizationId: string, startMs: number, endMs: number): Promise<number>[] {
+  if (startMs >= endMs) return [];
+  const firstHour = Math.ceil(startMs / HOUR_MS);
+  const endHour = Math.floor(endMs / HOUR_MS);
+  if (firstHour >= endHour) return [countOnIndex(db, organizationId, startMs, endMs)];
+  const parts = [rollupCount(db, 'hour', organizationId, firstHour, endHour)];
+  if (startMs < firstHour * HOUR_MS)
+    parts.push(countOnIndex(db, organizationId, startMs, firstHour * HOUR_MS));
+  if (endHour * HOUR_MS < endMs) parts.push(countOnIndex(db, organizationId, endHour * HOUR_MS, endMs));
+  return parts;
 }
 
 /** The organization's total (exported so a test can read its SQL). */

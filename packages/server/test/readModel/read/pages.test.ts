@@ -9,7 +9,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { SortOrder } from '../../../src/contract/listQuery.js';
 import { type Db, inTransaction, type Store } from '../../../src/database/connection.js';
 import { BARE_PLACEHOLDER } from '../../../src/database/unplannedValue.js';
-import { indexCountQuery } from '../../../src/readModel/read/counts.js';
+import { countEncounters, indexCountQuery } from '../../../src/readModel/read/counts.js';
 import type { CreatedWindow } from '../../../src/readModel/read/createdWindow.js';
 import { listEncounterPage, pageQuery } from '../../../src/readModel/read/pages.js';
 import { rebuildEncounterCounts } from '../../../src/store/clinicalWrites.js';
@@ -109,6 +109,43 @@ forEachStore('list pages placed by day and hour', (kind) => {
     await inTransaction(store.db, (tx) =>
       assertEveryPage((sort, window, limit, offset) => page(tx, sort, window, limit, offset)),
     );
+  });
+
+  test("happy: a window's count is exact with its ends on, just before and just after day and hour boundaries, or absent", async () => {
+    const HALF_HOUR = HOUR_MS / 2;
+    const instants = [
+      DAY0 - 1,
+      DAY0,
+      DAY0 + 8 * HOUR_MS - 1,
+      DAY0 + 8 * HOUR_MS,
+      DAY0 + 8 * HOUR_MS + 1,
+      DAY0 + 8 * HOUR_MS + HALF_HOUR,
+      DAY0 + 12 * HOUR_MS + 1_000,
+      DAY1 - 1,
+      DAY1,
+      DAY1 + 1,
+      DAY1 + 14 * HOUR_MS - 1,
+      DAY1 + 14 * HOUR_MS,
+      DAY1 + 14 * HOUR_MS + HALF_HOUR,
+      DAY1 + 15 * HOUR_MS,
+      DAY1 + 20 * HOUR_MS + 1,
+      DAY1 + DAY_MS,
+    ];
+    const ends = [undefined, ...instants];
+    for (const startMs of ends) {
+      for (const endMs of ends) {
+        if (startMs !== undefined && endMs !== undefined && startMs >= endMs) continue;
+        const expectedCount = entries.filter(
+          (e) =>
+            (startMs === undefined || e.createdAt >= startMs) && (endMs === undefined || e.createdAt < endMs),
+        ).length;
+        assert.equal(
+          await countEncounters(store.db, organizationId, { startMs, endMs }),
+          expectedCount,
+          `[${startMs === undefined ? '-' : new Date(startMs).toISOString()}, ${endMs === undefined ? '-' : new Date(endMs).toISOString()})`,
+        );
+      }
+    }
   });
 
   test('edge: with an hour roll-up holding fewer entries than its day, pages skip from the day start and stay exact', async () => {
