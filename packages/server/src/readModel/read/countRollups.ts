@@ -1,7 +1,7 @@
 /**
  * Reads of the count roll-ups (per day and per hour, exact, kept in the same transaction as every
- * encounter write): the listable encounters of whole days, and the day and the hour a list offset
- * lands in.
+ * encounter write): the listable encounters of whole days and hours, and the day and the hour a
+ * list offset lands in.
  */
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, sql } from 'kysely';
@@ -15,7 +15,7 @@ import { unplannedInteger, unplannedText } from '../../database/unplannedValue.j
  * The whole days' sum: a range of the roll-up's key whatever the values, so on SQLite they are
  * kept from the planner (database/unplannedValue.ts), as in the walk below.
  */
-function daySumQuery(db: Db, organizationId: string, firstDay: number, endDay: number) {
+export function daySumQuery(db: Db, organizationId: string, firstDay: number, endDay: number) {
   return db
     .selectFrom('encounter_day_counts')
     .select((eb) => eb.fn.sum<number | null>('count').as('n'))
@@ -24,8 +24,8 @@ function daySumQuery(db: Db, organizationId: string, firstDay: number, endDay: n
     .where('day', '<', unplannedInteger(db, endDay));
 }
 
-/** The same for whole hours. */
-function hourSumQuery(db: Db, organizationId: string, firstHour: number, endHour: number) {
+/** The same for whole hours (both exported so a test can ask the planner how they run). */
+export function hourSumQuery(db: Db, organizationId: string, firstHour: number, endHour: number) {
   return db
     .selectFrom('encounter_hour_counts')
     .select((eb) => eb.fn.sum<number | null>('count').as('n'))

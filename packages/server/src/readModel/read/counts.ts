@@ -1,21 +1,22 @@
 /**
  * Counts of a caller's listable encounters (demo/training encounters are never counted): the list's
- * total, from the per-day roll-up and the list index.
+ * total, from the per-day and per-hour roll-ups and the list index.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../database/connection.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
-import { DAY_MS, dayOf, HOUR_MS } from '../../time.js';
+import { DAY_MS, dayOf, HOUR_MS, hourOf } from '../../time.js';
 import { rollupCount } from './countRollups.js';
 import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
 
 /**
- * The exact number of listable encounters in a window, at a cost that does not grow with the
- * organization: whole days come from the per-day roll-up and whole hours at the window's edges
- * from the per-hour roll-up (both maintained in the same transaction as every encounter write),
- * and only the partial hours at its edges are counted on the list index. Without a window it is
- * the organization's total, kept beside the roll-ups.
+ * The exact number of listable encounters in a window: whole days from the per-day roll-up, whole
+ * hours at the window's edges from the per-hour roll-up (both kept exact in the same transaction
+ * as every encounter write), and only the partial hours at its very ends on the list index. The
+ * cost grows with the days in the window and the entries of at most two partial hours, not with
+ * the organization's total. Without a window it is the organization's total, kept beside the
+ * roll-ups.
  */
 export async function countEncounters(
   db: Db,
@@ -29,37 +30,25 @@ export async function countEncounters(
   const endDay = endMs === undefined ? dayOf(AFTER_LATEST_MS) + 1 : dayOf(endMs);
   const parts =
     firstDay >= endDay
-      ? partialDayCounts(db, organizationId, startMs ?? EARLIEST_MS, endMs ?? AFTER_LATEST_MS)
+      ? byHours(db, organizationId, startMs ?? EARLIEST_MS, endMs ?? AFTER_LATEST_MS)
       : [
-          ...(startMs === undefined ? [] : partialDayCounts(db, organizationId, startMs, firstDay * DAY_MS)),
+          ...(startMs === undefined ? [] : byHours(db, organizationId, startMs, firstDay * DAY_MS)),
           rollupCount(db, 'day', organizationId, firstDay, endDay),
-          ...(endMs === undefined ? [] : partialDayCounts(db, organizationId, endDay * DAY_MS, endMs)),
+          ...(endMs === undefined ? [] : byHours(db, organizationId, endDay * DAY_MS, endMs)),
         ];
   const counts = await Promise.all(parts);
   return counts.reduce((a, b) => a + b, 0);
 }
 
-/** Listable encounters in [startMs, endMs), a day or less (see partialDayCounts). */
-export async function countWithinDay(
-  db: Db,
-  organizationId: string,
-  startMs: number,
-  endMs: number,
-): Promise<number> {
-  const counts = await Promise.all(partialDayCounts(db, organizationId, startMs, endMs));
-  return counts.reduce((a, b) => a + b, 0);
-}
-
 /**
- * The counts that make up [startMs, endMs), a day or less: its whole hours from the hour roll-up,
- * the partial hours at its ends on the list index. Counted on the index alone, a partial day cost
- * in proportion to a day's encounters (2,000 a day at 1,000,000 encounters); its partial hours hold
- * a 24th of that.
+ * The counts that make up [startMs, endMs), a span with no whole day inside: its whole hours from
+ * the hour roll-up, the partial hours at its ends on the list index. Counted on the index alone, a
+ * partial day cost one step per entry, about 2,000 a day at 1,000,000 encounters.
  */
-function partialDayCounts(db: Db, organizationId: string, startMs: number, endMs: number): Promise<number>[] {
+function byHours(db: Db, organizationId: string, startMs: number, endMs: number): Promise<number>[] {
   if (startMs >= endMs) return [];
   const firstHour = Math.ceil(startMs / HOUR_MS);
-  const endHour = Math.floor(endMs / HOUR_MS);
+  const endHour = hourOf(endMs);
   if (firstHour >= endHour) return [countOnIndex(db, organizationId, startMs, endMs)];
   const parts = [rollupCount(db, 'hour', organizationId, firstHour, endHour)];
   if (startMs < firstHour * HOUR_MS)

@@ -10,7 +10,7 @@ import { preparedQuery } from '../../database/preparedQuery.js';
 import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
 import { DAY_MS, dayOf, HOUR_MS } from '../../time.js';
 import { dayAtOffset, hourAtOffset } from './countRollups.js';
-import { countWithinDay } from './counts.js';
+import { countOnIndex } from './counts.js';
 import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
 
 export interface ListPage {
@@ -80,7 +80,7 @@ async function pageBounds(db: Db, organizationId: string, page: ListPage): Promi
     // Entries before the first whole day come first.
     const head =
       startMs < firstFullDay * DAY_MS
-        ? await countWithinDay(db, organizationId, startMs, firstFullDay * DAY_MS)
+        ? await countOnIndex(db, organizationId, startMs, firstFullDay * DAY_MS)
         : 0;
     if (page.offset < head) return plain;
     const rest = page.offset - head;
@@ -93,7 +93,7 @@ async function pageBounds(db: Db, organizationId: string, page: ListPage): Promi
     return { startMs: hour.at * HOUR_MS, endMs, offset: inDay - hour.before };
   }
   const tail =
-    endFullDay * DAY_MS < endMs ? await countWithinDay(db, organizationId, endFullDay * DAY_MS, endMs) : 0;
+    endFullDay * DAY_MS < endMs ? await countOnIndex(db, organizationId, endFullDay * DAY_MS, endMs) : 0;
   if (page.offset < tail) return plain;
   const rest = page.offset - tail;
   const day = await dayAtOffset(db, 'desc', organizationId, firstFullDay, endFullDay, rest);

@@ -80,6 +80,14 @@ forEachStore('list pages placed by day and hour', (kind) => {
       { startMs: DAY0 + 8 * HOUR_MS + 1_800_000, endMs: DAY1 + 20 * HOUR_MS + 1 },
     ],
     ['a window of whole days', { startMs: DAY0, endMs: DAY1 + DAY_MS }],
+    [
+      'a window from the middle of the first hour to the end of the last day',
+      { startMs: DAY0 + 8 * HOUR_MS + 1_800_000, endMs: DAY1 + DAY_MS },
+    ],
+    [
+      'a window from the first day to the middle of the last hour',
+      { startMs: DAY0, endMs: DAY1 + 20 * HOUR_MS + 1 },
+    ],
   ];
   const offsets = [999, 1000, 1001, 1099, 1100, 1234, 1299, 1300, 1301, 1450, 1499, 1500, 1600];
 
@@ -111,7 +119,7 @@ forEachStore('list pages placed by day and hour', (kind) => {
     );
   });
 
-  test("happy: a window's count is exact with its ends on, just before and just after day and hour boundaries, or absent", async () => {
+  test("edge: a window's count is exact with its ends on, just before and just after day and hour boundaries, or absent", async () => {
     const HALF_HOUR = HOUR_MS / 2;
     const instants = [
       DAY0 - 1,
