@@ -136,8 +136,9 @@ interface ListedEncounter {
 
 /**
  * The request paths and credentials of the routes the comparisons of builds drive: the 401 of a
- * malformed key, an encounter detail (the first of the list), the list's first page and the
- * audio link of the first ambient transcript on that page whose link answers 200 (absent when
+ * malformed key, an encounter detail (the first of the list), the list's first page, that page
+ * within `npm run bench`'s window (the first encounter to the middle of the data set's span) and
+ * the audio link of the first ambient transcript on the page whose link answers 200 (absent when
  * none does).
  */
 export async function comparedRoutes(base: string, token: string): Promise<Record<string, [string, string]>> {
@@ -148,10 +149,22 @@ export async function comparedRoutes(base: string, token: string): Promise<Recor
     unknown: [LIST, generateToken('live')],
     detail: [`/external/v1/encounters/${page.items[0]!.encounter_id}`, token],
     list: [LIST, token],
+    window: [`${LIST}${await windowQuery(get)}`, token],
   };
   const audio = await firstAudioLink(get, page.items);
   if (audio !== undefined) routes.audio = [audio, token];
   return routes;
+}
+
+/** `npm run bench`'s window: from the first encounter to the middle of the data set's span. */
+export async function windowQuery(get: (path: string) => Promise<Response>): Promise<string> {
+  const created = async (order: string) =>
+    ((await (await get(`${LIST}&sort_order=${order}`)).json()) as { items: { created_at: string }[] })
+      .items[0]!.created_at;
+  const first = await created('asc');
+  const last = await created('desc');
+  const middle = new Date((Date.parse(first) + Date.parse(last)) / 2);
+  return `&start_at=${encodeURIComponent(first)}&end_at=${encodeURIComponent(middle.toISOString())}`;
 }
 
 async function firstAudioLink(

@@ -48,6 +48,7 @@ import { measureAuditWriter, type WriterThroughput } from './auditWriter.js';
 import {
   ADMIN_URL,
   adminQuery,
+  windowQuery as benchWindow,
   buildDataset as buildPlaceDataset,
   type Dataset,
   type DatasetPlace,
@@ -275,12 +276,9 @@ async function measureOnDataset() {
   const base = after.base;
   const ex = await findExamples(base, after.token);
   const listUrl = '/external/v1/encounters?limit=50';
-  const get = async (path: string) =>
-    (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${after.token}` } })).json() as any;
-  const first = (await get(`${listUrl}&sort_order=asc`)).items[0]?.created_at;
-  const last = (await get(`${listUrl}&sort_order=desc`)).items[0]?.created_at;
-  const mid = new Date((Date.parse(first) + Date.parse(last)) / 2);
-  const windowQuery = `&start_at=${encodeURIComponent(first)}&end_at=${encodeURIComponent(mid.toISOString())}`;
+  const windowQuery = await benchWindow((path) =>
+    fetch(`${base}${path}`, { headers: { authorization: `Bearer ${after.token}` } }),
+  );
   const paths: Record<RouteName, [string, 'key' | string]> = {
     'list, offset 0': [listUrl, 'key'],
     // Walks the pages instead (recorded, and served by the ceiling, as the first page).

@@ -19,7 +19,8 @@
  *
  * Options: --build NAME=DIR|COMMIT (repeatable) --flags "NAME|NODE FLAGS" (repeatable)
  * --env "NAME|VAR=VALUE …" (repeatable)
- * --routes "401,unknown,detail,list,audio" (default 401,detail,list; `unknown` is the 401 of a
+ * --routes "401,unknown,detail,list,window,audio" (default 401,detail,list; `window` is the list
+ *   within `npm run bench`'s window; `unknown` is the 401 of a
  * well-formed key that no key has) --rounds N (7)
  * --seconds S (5) --store sqlite|postgres --encounters N (100000)
  * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
