@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import type { Store } from '../../src/database/connection.js';
 import { BARE_PLACEHOLDER } from '../../src/database/unplannedValue.js';
-import { daySumQuery, hourSumQuery } from '../../src/readModel/read/countRollups.js';
+import { rollupSumQuery } from '../../src/readModel/read/countRollups.js';
 import { indexCountQuery, organizationTotalQuery } from '../../src/readModel/read/counts.js';
 import { documentDetailQuery, encounterReadQuery } from '../../src/readModel/read/keys.js';
 import { pageQuery } from '../../src/readModel/read/pages.js';
@@ -42,8 +42,8 @@ function reads() {
   return {
     'list page': pageQuery(db, 'org_a', T0, T0 + 3_600_000, 50, 10, 'desc').compile(),
     "window's count": indexCountQuery(db, 'org_a', T0, T0 + 3_600_000).compile(),
-    "window's whole days": daySumQuery(db, 'org_a', 20_000, 20_100).compile(),
-    "window's whole hours": hourSumQuery(db, 'org_a', 480_000, 480_020).compile(),
+    "window's whole days": rollupSumQuery('day')(db, 'org_a', 20_000, 20_100).compile(),
+    "window's whole hours": rollupSumQuery('hour')(db, 'org_a', 480_000, 480_020).compile(),
     "list's total": organizationTotalQuery(db, 'org_a').compile(),
     'encounter detail': encounterReadQuery(db, 'enc_a', 'org_a').compile(),
     // The transcript's read is the same statement with another column selected.

@@ -12,31 +12,24 @@ import { preparedQuery } from '../../database/preparedQuery.js';
 import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
 
 /**
- * The whole days' sum: a range of the roll-up's key whatever the values, so on SQLite they are
- * kept from the planner (database/unplannedValue.ts), as in the walk below.
+ * The sum of a roll-up's whole days or hours [first, end): a range of its key whatever the values,
+ * so on SQLite they are kept from the planner (database/unplannedValue.ts), as in the walk below.
+ * Exported so a test can ask the planner how it runs.
  */
-export function daySumQuery(db: Db, organizationId: string, firstDay: number, endDay: number) {
-  return db
-    .selectFrom('encounter_day_counts')
-    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
-    .where('organization_id', '=', unplannedText(db, organizationId))
-    .where('day', '>=', unplannedInteger(db, firstDay))
-    .where('day', '<', unplannedInteger(db, endDay));
-}
-
-/** The same for whole hours (both exported so a test can ask the planner how they run). */
-export function hourSumQuery(db: Db, organizationId: string, firstHour: number, endHour: number) {
-  return db
-    .selectFrom('encounter_hour_counts')
-    .select((eb) => eb.fn.sum<number | null>('count').as('n'))
-    .where('organization_id', '=', unplannedText(db, organizationId))
-    .where('hour', '>=', unplannedInteger(db, firstHour))
-    .where('hour', '<', unplannedInteger(db, endHour));
+export function rollupSumQuery(rollup: CountRollup) {
+  const table = sql.table(COUNT_ROLLUPS[rollup].table);
+  const unit = sql.ref(rollup);
+  return (db: Db, organizationId: string, first: number, end: number) => {
+    const query = sql<{ n: number | null }>`select sum(count) as n from ${table}
+      where organization_id = ${unplannedText(db, organizationId)}
+        and ${unit} >= ${unplannedInteger(db, first)} and ${unit} < ${unplannedInteger(db, end)}`;
+    return { compile: () => query.compile(db) };
+  };
 }
 
 const ROLLUP_SUMS = {
-  day: preparedQuery(daySumQuery, { turnBatched: true }),
-  hour: preparedQuery(hourSumQuery, { turnBatched: true }),
+  day: preparedQuery(rollupSumQuery('day'), { turnBatched: true }),
+  hour: preparedQuery(rollupSumQuery('hour'), { turnBatched: true }),
 } as const satisfies Record<CountRollup, unknown>;
 
 /** Listable encounters of the whole days (or hours) [first, end). */
