@@ -9,8 +9,12 @@ import { after, before, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import type { Store } from '../../src/database/connection.js';
 import { BARE_PLACEHOLDER } from '../../src/database/unplannedValue.js';
-import { rollupSumQuery } from '../../src/readModel/read/countRollups.js';
-import { indexCountQuery, organizationTotalQuery } from '../../src/readModel/read/counts.js';
+import {
+  indexCountQuery,
+  organizationTotalQuery,
+  windowCountBounds,
+  windowCountQuery,
+} from '../../src/readModel/read/counts.js';
 import { documentDetailQuery, encounterReadQuery } from '../../src/readModel/read/keys.js';
 import { pageQuery } from '../../src/readModel/read/pages.js';
 import { recordingReadQuery } from '../../src/store/documents.js';
@@ -41,9 +45,13 @@ function reads() {
   const db = store.db;
   return {
     'list page': pageQuery(db, 'org_a', T0, T0 + 3_600_000, 50, 10, 'desc').compile(),
-    "window's count": indexCountQuery(db, 'org_a', T0, T0 + 3_600_000).compile(),
-    "window's whole days": rollupSumQuery('day')(db, 'org_a', 20_000, 20_100).compile(),
-    "window's whole hours": rollupSumQuery('hour')(db, 'org_a', 480_000, 480_020).compile(),
+    "deep page's partial day": indexCountQuery(db, 'org_a', T0, T0 + 3_600_000).compile(),
+    // Whole days, whole hours on both sides and partial hours at both ends.
+    "window's count": windowCountQuery(
+      db,
+      'org_a',
+      ...windowCountBounds(T0 + 1_800_000, T0 + 5 * 86_400_000 + 5_400_000),
+    ).compile(),
     "list's total": organizationTotalQuery(db, 'org_a').compile(),
     'encounter detail': encounterReadQuery(db, 'enc_a', 'org_a').compile(),
     // The transcript's read is the same statement with another column selected.

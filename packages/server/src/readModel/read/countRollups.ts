@@ -1,7 +1,7 @@
 /**
  * Reads of the count roll-ups (per day and per hour, exact, kept in the same transaction as every
- * encounter write): the listable encounters of whole days and hours, and the day and the hour a
- * list offset lands in.
+ * encounter write): the day and the hour a list offset lands in. A window's count reads them in
+ * its own statement (counts.ts).
  */
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, sql } from 'kysely';
@@ -9,40 +9,6 @@ import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../
 import { COUNT_ROLLUPS, type CountRollup } from '../../database/countRollups.js';
 import { isSqlite } from '../../database/dialect.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
-import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
-
-/**
- * The sum of a roll-up's whole days or hours [first, end): a range of its key whatever the values,
- * so on SQLite they are kept from the planner (database/unplannedValue.ts), as in the walk below.
- * Exported so a test can ask the planner how it runs.
- */
-export function rollupSumQuery(rollup: CountRollup) {
-  const table = sql.table(COUNT_ROLLUPS[rollup].table);
-  const unit = sql.ref(rollup);
-  return (db: Db, organizationId: string, first: number, end: number) => {
-    const query = sql<{ n: number | null }>`select sum(count) as n from ${table}
-      where organization_id = ${unplannedText(db, organizationId)}
-        and ${unit} >= ${unplannedInteger(db, first)} and ${unit} < ${unplannedInteger(db, end)}`;
-    return { compile: () => query.compile(db) };
-  };
-}
-
-const ROLLUP_SUMS = {
-  day: preparedQuery(rollupSumQuery('day'), { turnBatched: true }),
-  hour: preparedQuery(rollupSumQuery('hour'), { turnBatched: true }),
-} as const satisfies Record<CountRollup, unknown>;
-
-/** Listable encounters of the whole days (or hours) [first, end). */
-export async function rollupCount(
-  db: Db,
-  rollup: CountRollup,
-  organizationId: string,
-  first: number,
-  end: number,
-): Promise<number> {
-  const [row] = await ROLLUP_SUMS[rollup](db, organizationId, first, end);
-  return Number(row?.n ?? 0);
-}
 
 /**
  * Where an offset lands among a roll-up's days or hours: that day or hour and the entries before
