@@ -126,6 +126,16 @@ export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}
     max: config.poolSize,
     statement_timeout: config.statementTimeoutMs || undefined,
     connectionTimeoutMillis: 5000,
+    // pg sends no statement_timeout of 0, which would leave a role's or database's own timeout in
+    // force; "none" must mean none (`eds migrate` builds indexes over whole tables). The pool
+    // hands a new client out only once this has run: a statement queued behind it from the
+    // 'connect' event would share the client with the checkout's own, which pg deprecates.
+    onConnect:
+      config.statementTimeoutMs === 0
+        ? async (client: pg.ClientBase) => {
+            await client.query('SET statement_timeout = 0');
+          }
+        : undefined,
     // Epoch milliseconds and counts fit in a double; return numbers, not strings.
     types: {
       getTypeParser: ((oid: number, format?: string) =>
@@ -141,10 +151,6 @@ export function openStore(config: DatabaseConfig, options: OpenStoreOptions = {}
   // statement in flight fails on its own, and the pool drops the client when it comes back.
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    // pg sends no statement_timeout of 0, which would leave a role's or database's own timeout in
-    // force; "none" must mean none (`eds migrate` builds indexes over whole tables). Queued ahead
-    // of the statement the client was checked out for.
-    if (config.statementTimeoutMs === 0) client.query('SET statement_timeout = 0').catch(() => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pgPools.set(db, pool);
