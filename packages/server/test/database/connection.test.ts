@@ -19,7 +19,10 @@ test("happy: a store opened with no statement timeout runs every client's first 
   );
   await admin.end();
   const warnings: string[] = [];
-  const onWarning = (warning: Error) => warnings.push(warning.message);
+  // pg's own, when a client is given a statement while it runs another.
+  const onWarning = (warning: Error) => {
+    if (/already executing a query/.test(warning.message)) warnings.push(warning.message);
+  };
   process.on('warning', onWarning);
   const store = openStore({ dialect: 'postgres', url: database.url, poolSize: 3, statementTimeoutMs: 0 });
   try {

@@ -32,7 +32,8 @@ export async function countEncounters(
 /**
  * The five parts a window's count adds up, each [first, end): its whole days, the whole hours
  * before them and after them, and the partial hours at its start and at its end (epoch
- * milliseconds, counted on the list index). A part not needed is [0, 0).
+ * milliseconds, counted on the list index). A part not needed is empty: [0, 0), or [x, x) where
+ * the window's end lies on a boundary.
  */
 export type WindowCountBounds = [
   firstDay: number,

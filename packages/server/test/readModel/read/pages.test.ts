@@ -9,7 +9,12 @@ import { CompiledQuery, sql } from 'kysely';
 import type { SortOrder } from '../../../src/contract/listQuery.js';
 import { type Db, inTransaction, type Store } from '../../../src/database/connection.js';
 import { BARE_PLACEHOLDER } from '../../../src/database/unplannedValue.js';
-import { countEncounters, indexCountQuery } from '../../../src/readModel/read/counts.js';
+import {
+  countEncounters,
+  indexCountQuery,
+  windowCountBounds,
+  windowCountQuery,
+} from '../../../src/readModel/read/counts.js';
 import type { CreatedWindow } from '../../../src/readModel/read/createdWindow.js';
 import { listEncounterPage, pageQuery } from '../../../src/readModel/read/pages.js';
 import { rebuildEncounterCounts } from '../../../src/store/clinicalWrites.js';
@@ -188,21 +193,40 @@ forEachStore('list pages placed by day and hour', (kind) => {
       };
       return {
         page: await plan(pageQuery(store.db, organizationId, DAY0, DAY1 + DAY_MS, 50, 10, 'desc').compile()),
-        count: await plan(indexCountQuery(store.db, organizationId, DAY0 + HOUR_MS, DAY1).compile()),
+        partialDay: await plan(indexCountQuery(store.db, organizationId, DAY0 + HOUR_MS, DAY1).compile()),
+        // Whole days, whole hours on both sides and partial hours at both ends.
+        count: await plan(
+          windowCountQuery(
+            store.db,
+            organizationId,
+            ...windowCountBounds(DAY0 - DAY_MS + 90 * 60_000, DAY1 + 14 * HOUR_MS + HOUR_MS / 2),
+          ).compile(),
+        ),
       };
     });
     if (kind === 'postgres') {
       assert.match(plans.page, /Index Scan[^"]* on encounter_reads\b/);
       assert.doesNotMatch(plans.page, /Sort/, 'the index gives the list order: nothing sorted');
-      assert.match(plans.count, /Index (Only )?Scan on encounters_list\b/);
+      assert.match(plans.partialDay, /Index (Only )?Scan on encounters_list\b/);
+      for (const index of ['encounter_day_counts_pk', 'encounter_hour_counts_pk', 'encounters_list'])
+        assert.match(
+          plans.count,
+          new RegExp(`Index (Only )?Scan using ${index}\\b|Index (Only )?Scan on ${index}\\b`),
+        );
+      assert.doesNotMatch(plans.count, /Seq Scan/);
     } else {
       assert.match(
         plans.page,
         /SEARCH encounter_reads USING PRIMARY KEY \(organization_id=\? AND demo_training=\? AND created_at>\? AND created_at<\?\)/,
       );
       assert.doesNotMatch(plans.page, /TEMP B-TREE/, 'the index gives the list order: nothing sorted');
+      // The roll-ups' plans, with rows for more than two days: test/database/unplannedValue.test.ts.
       assert.match(
         plans.count,
+        /SEARCH encounters USING COVERING INDEX \w+ \(organization_id=\? AND demo_training=\? AND created_at>\? AND created_at<\?\)/,
+      );
+      assert.match(
+        plans.partialDay,
         /SEARCH encounters USING COVERING INDEX \w+ \(organization_id=\? AND demo_training=\? AND created_at>\? AND created_at<\?\)/,
       );
     }
