@@ -108,6 +108,8 @@ export interface EncounterDayCountsTable {
   /** floor(created_at / 86,400,000). */
   day: number;
   count: number;
+  /** The organization's listable encounters on its earlier days: the days' running total. */
+  earlier: Generated<number>;
 }
 
 /** The same counts by hour, which place a deep list offset within its day (migration 013). */

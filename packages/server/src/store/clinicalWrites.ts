@@ -1,8 +1,8 @@
 /**
  * Writes of clinical data (imports and the demo). Every function runs inside the caller's
  * transaction, writes in multi-row batches, and replaces rows by id (imports are idempotent).
- * Encounter writes keep the per-day and per-hour count roll-ups and each organization's total exact
- * in the same transaction.
+ * Encounter writes keep the per-day and per-hour count roll-ups (the days' running totals too) and
+ * each organization's total exact in the same transaction.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
 import { COUNT_ROLLUPS, type CountRollup } from '../database/countRollups.js';
@@ -61,6 +61,9 @@ class CountDeltas {
 }
 
 export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>[]): Promise<void> {
+  // Each organization's first day whose count changed: its running totals from there on are
+  // restated once, after every batch.
+  const firstChangedDay = new Map<string, number>();
   for (const batch of chunks(rows)) {
     // Before the rows are read: another transaction writing these organizations' encounters has
     // committed by then (PostgreSQL reads each statement's snapshot), so its rows count as existing.
@@ -105,7 +108,27 @@ export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>
     await addToRollup(tx, 'day', days.changed());
     await addToRollup(tx, 'hour', hours.changed());
     await addToOrganizationCounts(tx, days.changed());
+    for (const { organization_id, at } of days.changed())
+      firstChangedDay.set(organization_id, Math.min(at, firstChangedDay.get(organization_id) ?? at));
   }
+  for (const [organizationId, day] of firstChangedDay) await restateEarlierCounts(tx, organizationId, day);
+}
+
+/**
+ * Sets each day's `earlier` (the organization's listable encounters on its earlier days) from the
+ * day counts, on the days from `fromDay` on (all of them without it): a changed count moves the
+ * running total of every later day. Reads all the organization's days, a few hundred rows a year.
+ */
+async function restateEarlierCounts(tx: Tx, organizationId: string, fromDay?: number): Promise<void> {
+  const from = fromDay === undefined ? sql`` : sql`and encounter_day_counts.day >= ${fromDay}`;
+  await sql`update encounter_day_counts set earlier = running.earlier
+    from (
+      select day, sum(count) over (order by day) - count as earlier
+      from encounter_day_counts where organization_id = ${organizationId}
+    ) as running
+    where encounter_day_counts.organization_id = ${organizationId}
+      and encounter_day_counts.day = running.day ${from}
+      and encounter_day_counts.earlier <> running.earlier`.execute(tx);
 }
 
 /** Adds count changes to a roll-up, creating the days or hours it has no row for yet. */
@@ -257,6 +280,7 @@ export async function deleteRecordings(tx: Tx, documentIds: string[]): Promise<v
 export async function rebuildEncounterCounts(tx: Tx, organizationId: string): Promise<void> {
   await lockOrganizationTotals(tx, [organizationId]);
   await rebuildRollup(tx, 'day', organizationId);
+  await restateEarlierCounts(tx, organizationId);
   await rebuildRollup(tx, 'hour', organizationId);
   await tx
     .updateTable('encounter_counts')

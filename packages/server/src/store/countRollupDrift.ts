@@ -11,9 +11,10 @@ import { COUNT_ROLLUPS } from '../database/countRollups.js';
 
 /**
  * The organizations whose counts drifted, sorted. Checked as a chain in one statement (one
- * snapshot): the hours against the encounters, the days against the hours, the total against the
- * days. Each link that holds makes the next one exact, so the whole chain holding means every
- * count equals its encounters; only the first link reads the encounters.
+ * snapshot): the hours against the encounters, the days against the hours, the days' running
+ * totals and the total against the days. Each link that holds makes the next one exact, so the
+ * whole chain holding means every count equals its encounters; only the first link reads the
+ * encounters.
  */
 export async function organizationsWithDriftedCounts(db: Db): Promise<string[]> {
   const { hour, day } = COUNT_ROLLUPS;
@@ -31,6 +32,12 @@ export async function organizationsWithDriftedCounts(db: Db): Promise<string[]> 
       union all
       select organization_id, day, -count from ${sql.table(day.table)}
     ) as days_against_hours group by organization_id, unit having sum(n) <> 0
+    union
+    select organization_id from (
+      select organization_id,
+        earlier - (sum(count) over (partition by organization_id order by day) - count) as off
+      from ${sql.table(day.table)}
+    ) as earlier_against_days where off <> 0
     union
     select organization_id from (
       select organization_id, count as n from ${sql.table(day.table)}

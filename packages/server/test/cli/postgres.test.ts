@@ -6,6 +6,8 @@ import { digestToken } from '../../src/auth/digest.js';
 import { openStore, type Store } from '../../src/database/connection.js';
 import { migrationProvider } from '../../src/database/migrations/index.js';
 import { findKeyByDigest } from '../../src/store/apiKeys.js';
+import { upsertPatients } from '../../src/store/clinicalWrites.js';
+import { upsertOrganization } from '../../src/store/organizations.js';
 import { exampleLines, writeBeside, writeImportFile } from '../ingest/importFiles.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { TEST_DIGEST_SECRET } from '../support/fixtures.js';
@@ -101,7 +103,10 @@ describe('eds migrate against PostgreSQL', { skip }, () => {
 
         const result = await migrating;
         assert.equal(result.code, 0, result.stderr);
-        assert.deepEqual(JSON.parse(result.stdout).migrated, ['013_encounter_hour_counts']);
+        assert.deepEqual(JSON.parse(result.stdout).migrated, [
+          '013_encounter_hour_counts',
+          '014_encounter_day_running_counts',
+        ]);
       } finally {
         await holder.end();
         await store.close();
@@ -109,4 +114,72 @@ describe('eds migrate against PostgreSQL', { skip }, () => {
       }
     });
   }
+
+  test("a migration that rewrites a table leaves its index answering without visits to the table's rows", async () => {
+    const database = await createTestDatabase('postgres');
+    const store = openStore(database.config);
+    try {
+      const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+      assert.equal((await migrator.migrateTo('013_encounter_hour_counts')).error, undefined);
+      // An encounter at noon on each of 400 days, with its counts, as the release before kept them.
+      const at = new Date('2026-01-01T00:00:00Z').getTime();
+      await upsertOrganization(store.db, {
+        id: 'org_a',
+        name: 'A',
+        allowlisted: true,
+        routes: ['encounters'],
+        apiKeysEnabled: true,
+        createdAt: at,
+        updatedAt: at,
+      });
+      await upsertPatients(store.db, [
+        {
+          id: 'pat_a',
+          organization_id: 'org_a',
+          first_name: 'Ana',
+          last_name: 'Silva',
+          date_of_birth: '1980-02-29',
+          created_at: at,
+          updated_at: at,
+        },
+      ]);
+      const days = sql`generate_series(20000, 20399) as day`;
+      await sql`insert into encounters (id, organization_id, patient_id, encounter_type, status,
+          date_of_service, created_at, updated_at, demo_training)
+        select 'enc_' || day, 'org_a', 'pat_a', 'ambient', 'completed', day * 86400000::bigint,
+          day * 86400000::bigint + 43200000, day * 86400000::bigint + 43200000, 0 from ${days}`.execute(
+        store.db,
+      );
+      await sql`insert into encounter_day_counts (organization_id, day, count) select 'org_a', day, 1 from ${days}`.execute(
+        store.db,
+      );
+      await sql`insert into encounter_hour_counts (organization_id, hour, count)
+        select 'org_a', day * 24 + 12, 1 from ${days}`.execute(store.db);
+      await sql`insert into encounter_counts (organization_id, count) values ('org_a', 400)`.execute(
+        store.db,
+      );
+      await sql`VACUUM encounter_day_counts`.execute(store.db);
+
+      // 014 gives every day row its running total: every row is rewritten.
+      const result = await runEds(['migrate'], cliEnv(database));
+      assert.equal(result.code, 0, result.stderr);
+      const upgrade = JSON.parse(result.stdout);
+      assert.deepEqual(upgrade.migrated, ['014_encounter_day_running_counts']);
+      assert.deepEqual(upgrade.recounted, [], 'the counts agreed: only the migration rewrote them');
+
+      const plan = await store.db.connection().execute(async (connection) => {
+        await sql`SET enable_seqscan = off`.execute(connection);
+        const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (ANALYZE, COSTS OFF)
+          select day from encounter_day_counts where organization_id = 'org_a' and earlier <= 200
+          order by earlier desc, day desc limit 1`.execute(connection);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      assert.match(plan, /Index Only Scan Backward using encounter_day_counts_earlier/, plan);
+      assert.match(plan, /\(actual [^)]*rows=1 loops=1\)/, plan);
+      assert.match(plan, /Heap Fetches: 0\b/, plan);
+    } finally {
+      await store.close();
+      await database.drop();
+    }
+  });
 });

@@ -16,7 +16,18 @@ import { createTestStore, forEachStore } from '../support/stores.js';
 
 const DAY0 = Date.UTC(2026, 4, 4);
 
-type Counts = { hours: [number, number][]; days: [number, number][]; total: number };
+/** Each day's running total is the listable encounters on the organization's earlier days. */
+type Counts = { hours: [number, number][]; days: [number, number][]; earlier: number[]; total: number };
+
+/** The running totals the days make. */
+function runningTotals(days: [number, number][]): number[] {
+  let earlier = 0;
+  return days.map(([, count]) => {
+    const total = earlier;
+    earlier += count;
+    return total;
+  });
+}
 
 forEachStore('encounter counts that drifted from their encounters', (kind) => {
   let store: Store;
@@ -69,13 +80,22 @@ forEachStore('encounter counts that drifted from their encounters', (kind) => {
       }
       return [...byUnit].sort(([a], [b]) => a - b);
     };
+    const earlier = await db
+      .selectFrom('encounter_day_counts')
+      .select('earlier')
+      .where('organization_id', '=', organizationId)
+      .where('count', '<>', 0)
+      .orderBy('day')
+      .execute();
+    const days = tally(dayOf);
     return {
       stored: {
         hours: await storedRollup('hour'),
         days: await storedRollup('day'),
+        earlier: earlier.map((row) => Number(row.earlier)),
         total: Number(total?.count ?? 0),
       },
-      fromEncounters: { hours: tally(hourOf), days: tally(dayOf), total: encounters.length },
+      fromEncounters: { hours: tally(hourOf), days, earlier: runningTotals(days), total: encounters.length },
     };
   }
 
@@ -127,6 +147,23 @@ forEachStore('encounter counts that drifted from their encounters', (kind) => {
     await addToStoredCount(steady, -1);
     assert.deepEqual(await organizationsWithDriftedCounts(store.db), []);
     assert.deepEqual((await upgradeStore(store.db)).recounted, []);
+  });
+
+  test("happy: encounters re-imported onto earlier and later days move every later day's running total with them", async () => {
+    // The fixture's first two encounters, both at the first day's first hour, written again.
+    await fixtures.encounters(drifting, patientId, [DAY0 - 3 * DAY_MS, DAY0 + 5 * DAY_MS + HOUR_MS]);
+    await assertCountsAgree(drifting);
+    assert.deepEqual(await organizationsWithDriftedCounts(store.db), []);
+  });
+
+  test('running totals that disagree with their days are recounted, though every count agrees', async () => {
+    await store.db
+      .updateTable('encounter_day_counts')
+      .set((eb) => ({ earlier: eb('earlier', '+', 1) }))
+      .where('organization_id', '=', drifting)
+      .where('day', '=', dayOf(DAY0 + DAY_MS))
+      .execute();
+    await assertUpgradeRecounts();
   });
 
   test('an encounter moved to another hour of its day, its hours left behind, is recounted', async () => {

@@ -13,6 +13,7 @@ import * as auditPatientIndex from './010_audit_patient_index.js';
 import * as encounterCounts from './011_encounter_counts.js';
 import * as webhookEndpointHealth from './012_webhook_endpoint_health.js';
 import * as encounterHourCounts from './013_encounter_hour_counts.js';
+import * as encounterDayRunningCounts from './014_encounter_day_running_counts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011_encounter_counts': encounterCounts,
   '012_webhook_endpoint_health': webhookEndpointHealth,
   '013_encounter_hour_counts': encounterHourCounts,
+  '014_encounter_day_running_counts': encounterDayRunningCounts,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,7 +1,7 @@
 /**
- * Reads of the count roll-ups (per day and per hour, exact, kept in the same transaction as every
- * encounter write): the day and the hour a list offset lands in. A window's count reads them in
- * its own statement (counts.ts).
+ * Reads of the count roll-ups (per day, with each day's running total, and per hour, exact, kept
+ * in the same transaction as every encounter write): the day and the hour a list offset lands in.
+ * A window's count reads them in its own statement (counts.ts).
  */
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, sql } from 'kysely';
@@ -9,6 +9,7 @@ import { type Db, type SqliteReadConnection, sqliteReadConnection } from '../../
 import { COUNT_ROLLUPS, type CountRollup } from '../../database/countRollups.js';
 import { isSqlite } from '../../database/dialect.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
+import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
 
 /**
  * Where an offset lands among a roll-up's days or hours: that day or hour and the entries before
@@ -21,7 +22,7 @@ export type UnitAtOffset = { at: number; before: number } | { past: number };
  * `sort` order, with the number of entries in the days before it; or, when the days hold
  * `offset` entries or fewer, how many they hold.
  */
-export function dayAtOffset(
+export async function dayAtOffset(
   db: Db,
   sort: 'asc' | 'desc',
   organizationId: string,
@@ -29,8 +30,69 @@ export function dayAtOffset(
   endDay: number,
   offset: number,
 ): Promise<UnitAtOffset> {
-  return rollupAtOffset(db, 'day', sort, organizationId, firstDay, endDay, offset);
+  const [row] = await DAY_AT_OFFSET[sort](db, organizationId, firstDay, endDay, offset);
+  const lo = Number(row?.lo ?? 0);
+  const hi = Number(row?.hi ?? 0);
+  // The entry's place among all the organization's, counted from its first day.
+  const target = sort === 'asc' ? lo + offset : hi - 1 - offset;
+  if (target < lo || target >= hi) return { past: hi - lo };
+  const day = Number(row?.day);
+  const earlier = Number(row?.earlier);
+  const count = Number(row?.count);
+  if (row?.day == null || day < firstDay || day >= endDay || target < earlier || target >= earlier + count) {
+    // Running totals that disagree with the counts (written by a release that did not keep them,
+    // until `eds migrate` rebuilds them): the walk over the counts is slower but needs only them.
+    return rollupAtOffset(db, 'day', sort, organizationId, firstDay, endDay, offset);
+  }
+  return { at: day, before: sort === 'asc' ? earlier - lo : hi - earlier - count };
 }
+
+/**
+ * The organization's listable encounters on the days before `day`, from the running total of the
+ * last day before it that has a row: one step back along the day roll-up's key.
+ */
+export function earlierThan(db: Db, organizationId: string, day: number) {
+  return sql<number>`coalesce((select earlier + count from encounter_day_counts
+    where organization_id = ${unplannedText(db, organizationId)} and day < ${unplannedInteger(db, day)}
+    order by day desc limit 1), 0)`;
+}
+
+/**
+ * The day a list offset lands in, as one statement (exported so a test can ask the planner how it
+ * runs): the entries before the window's first day and before its end (lo, hi), and the last day
+ * whose running total is at most the entry's place, found by one search of the running totals'
+ * index. The entry lies in that day when its place is below the day's running total and count
+ * added up; a day of count 0 shares its running total with the next day, which `day desc` puts
+ * first.
+ */
+export function dayAtOffsetQuery(sort: 'asc' | 'desc') {
+  return (db: Db, organizationId: string, firstDay: number, endDay: number, offset: number) => {
+    const target =
+      sort === 'asc'
+        ? sql`bounds.lo + ${unplannedInteger(db, offset)}`
+        : sql`bounds.hi - 1 - ${unplannedInteger(db, offset)}`;
+    const query = sql<{
+      lo: number;
+      hi: number;
+      day: number | null;
+      earlier: number | null;
+      count: number | null;
+    }>`select bounds.lo, bounds.hi, hit.day, hit.earlier, hit.count
+      from (select ${earlierThan(db, organizationId, firstDay)} as lo,
+        ${earlierThan(db, organizationId, endDay)} as hi) as bounds
+      left join encounter_day_counts as hit
+        on hit.organization_id = ${unplannedText(db, organizationId)} and hit.day = (
+          select day from encounter_day_counts
+          where organization_id = ${unplannedText(db, organizationId)} and earlier <= ${target}
+          order by earlier desc, day desc limit 1)`;
+    return { compile: () => query.compile(db) };
+  };
+}
+
+const DAY_AT_OFFSET = {
+  asc: preparedQuery(dayAtOffsetQuery('asc'), { turnBatched: true }),
+  desc: preparedQuery(dayAtOffsetQuery('desc'), { turnBatched: true }),
+};
 
 /** The same within hours [firstHour, endHour): where in its day an offset lands. */
 export function hourAtOffset(

@@ -4,18 +4,19 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../database/connection.js';
-import { COUNT_ROLLUPS, type CountRollup } from '../../database/countRollups.js';
 import { preparedQuery } from '../../database/preparedQuery.js';
 import { unplannedInteger, unplannedText } from '../../database/unplannedValue.js';
 import { DAY_MS, dayOf, HOUR_MS, hourOf } from '../../time.js';
+import { earlierThan } from './countRollups.js';
 import { AFTER_LATEST_MS, type CreatedWindow, EARLIEST_MS } from './createdWindow.js';
 
 /**
- * The exact number of listable encounters in a window: whole days from the per-day roll-up, whole
- * hours at the window's edges from the per-hour roll-up (both kept exact in the same transaction
- * as every encounter write), and only the partial hours at its very ends on the list index. The
- * cost grows with the days in the window and the entries of at most two partial hours, not with
- * the organization's total. Without a window it is the organization's total, kept beside the
+ * The exact number of listable encounters in a window: whole days from the per-day roll-up's
+ * running totals (where they end less where they start), whole hours at the window's edges from
+ * the per-hour roll-up (both kept exact in the same transaction as every encounter write), and
+ * only the partial hours at its very ends on the list index. The cost grows with the entries of
+ * at most two partial hours and the hours beside them, not with the days in the window or the
+ * organization's total. Without a window it is the organization's total, kept beside the
  * roll-ups.
  */
 export async function countEncounters(
@@ -94,16 +95,15 @@ export function windowCountQuery(db: Db, organizationId: string, ...bounds: Wind
   const [startPartFrom, startPartTo, endPartFrom, endPartTo] = parts;
   const org = () => unplannedText(db, organizationId);
   const int = (value: number) => unplannedInteger(db, value);
-  const rollup = (name: CountRollup, first: number, end: number) => {
-    const unit = sql.ref(name);
-    return sql`coalesce((select sum(count) from ${sql.table(COUNT_ROLLUPS[name].table)}
-      where organization_id = ${org()} and ${unit} >= ${int(first)} and ${unit} < ${int(end)}), 0)`;
-  };
+  const hours = (first: number, end: number) =>
+    sql`coalesce((select sum(count) from encounter_hour_counts
+      where organization_id = ${org()} and hour >= ${int(first)} and hour < ${int(end)}), 0)`;
   const onIndex = (from: number, to: number) => sql`(select count(*) from encounters
     where organization_id = ${org()} and demo_training = 0
       and created_at >= ${int(from)} and created_at < ${int(to)})`;
-  const query = sql<{ n: number | string | null }>`select ${rollup('day', firstDay, endDay)}
-    + ${rollup('hour', firstHourBefore, endHourBefore)} + ${rollup('hour', firstHourAfter, endHourAfter)}
+  const days = sql`(${earlierThan(db, organizationId, endDay)} - ${earlierThan(db, organizationId, firstDay)})`;
+  const query = sql<{ n: number | string | null }>`select ${days}
+    + ${hours(firstHourBefore, endHourBefore)} + ${hours(firstHourAfter, endHourAfter)}
     + ${onIndex(startPartFrom, startPartTo)} + ${onIndex(endPartFrom, endPartTo)} as n`;
   return { compile: () => query.compile(db) };
 }

@@ -26,15 +26,15 @@ export interface ListPage {
  * summary and tag, so nothing is joined and no object is built per item.
  *
  * A deep offset does not walk every entry before it. The per-day count roll-up (exact, kept in
- * the same transaction as every encounter write) says in which day the offset lands, and on a
- * busy day the per-hour roll-up in which hour, so the scan starts there and skips only the
- * entries before the offset within it: the cost is the days before the target (a walk over the
- * roll-up's rows that stops at the target day), at most a day's hours, and at most one hour's
- * entries, instead of `offset` entries. Chosen over a per-organization rank or checkpoint rows
- * because it needs nothing more at import: an encounter inserted early in the order would shift
- * every later rank or checkpoint, while the roll-ups only change one day's and one hour's count.
- * Its limit: an organization with more than a few thousand encounters in one hour skips up to that
- * hour's entries (see docs/benchmarks.md).
+ * the same transaction as every encounter write) says in which day the offset lands, by one
+ * search of its days' running totals, and on a busy day the per-hour roll-up in which hour, so the
+ * scan starts there and skips only the entries before the offset within it: the cost is that
+ * search, at most a day's hours, and at most one hour's entries, instead of `offset` entries.
+ * Chosen over a per-organization rank or checkpoint rows because it costs little at import: an
+ * encounter inserted early in the order would shift every later rank or checkpoint, while the
+ * roll-ups change one day's and one hour's count and the running totals of the days after it, one
+ * row a day, restated once per import. Its limit: an organization with more than a few thousand
+ * encounters in one hour skips up to that hour's entries (see docs/benchmarks.md).
  */
 export async function listEncounterPage(db: Db, organizationId: string, page: ListPage): Promise<PageRow[]> {
   const { sort, limit } = page;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import type { Store } from '../../../src/database/connection.js';
 import { migrateToLatest } from '../../../src/database/migrate.js';
 import { migrationProvider } from '../../../src/database/migrations/index.js';
@@ -278,6 +278,50 @@ forEachStore('encounter hour counts migration', (kind) => {
         ['org_a', hourOfT0 + 9, 2],
         ['org_a', hourOfT0 + 10, 1],
         ['org_b', hourOfT0 + 9, 1],
+      ],
+    );
+  });
+});
+
+forEachStore('day running totals migration', (kind) => {
+  let store: Store;
+  before(async () => {
+    store = await createUnmigratedStore(kind);
+  });
+  after(() => store.close());
+
+  test("happy: migrating gives each day the organization's listable encounters on its earlier days", async () => {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+    assert.equal((await migrator.migrateTo('013_encounter_hour_counts')).error, undefined);
+    const days: [string, number, number][] = [
+      ['org_a', 20_000, 3],
+      ['org_a', 20_002, 0],
+      ['org_a', 20_005, 4],
+      ['org_a', 20_006, 2],
+      ['org_b', 19_000, 5],
+      ['org_b', 20_001, 1],
+    ];
+    await sql`insert into encounter_day_counts (organization_id, day, count) values ${sql.join(
+      days.map(([organization, day, count]) => sql`(${organization}, ${day}, ${count})`),
+    )}`.execute(store.db);
+
+    assert.ok((await migrateToLatest(store.db)).includes('014_encounter_day_running_counts'));
+
+    const rows = await store.db
+      .selectFrom('encounter_day_counts')
+      .select(['organization_id', 'day', 'earlier'])
+      .orderBy('organization_id')
+      .orderBy('day')
+      .execute();
+    assert.deepEqual(
+      rows.map((row) => [row.organization_id, Number(row.day), Number(row.earlier)]),
+      [
+        ['org_a', 20_000, 0],
+        ['org_a', 20_002, 3],
+        ['org_a', 20_005, 3],
+        ['org_a', 20_006, 7],
+        ['org_b', 19_000, 0],
+        ['org_b', 20_001, 5],
       ],
     );
   });
