@@ -153,6 +153,13 @@ forEachStore('encounter counts that drifted from their encounters', (kind) => {
     // The fixture's first two encounters, both at the first day's first hour, written again.
     await fixtures.encounters(drifting, patientId, [DAY0 - 3 * DAY_MS, DAY0 + 5 * DAY_MS + HOUR_MS]);
     await assertCountsAgree(drifting);
+    // Then the third onto a new day between two that have encounters: its own running total too.
+    await fixtures.encounters(drifting, patientId, [
+      DAY0 - 3 * DAY_MS,
+      DAY0 + 5 * DAY_MS + HOUR_MS,
+      DAY0 - DAY_MS,
+    ]);
+    await assertCountsAgree(drifting);
     assert.deepEqual(await organizationsWithDriftedCounts(store.db), []);
   });
 

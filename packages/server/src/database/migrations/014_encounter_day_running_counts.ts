@@ -36,6 +36,8 @@ async function upSteps(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex('encounter_day_counts_earlier').execute();
-  await db.schema.alterTable('encounter_day_counts').dropColumn('earlier').execute();
+  await atomically(db, async (tx) => {
+    await tx.schema.dropIndex('encounter_day_counts_earlier').execute();
+    await tx.schema.alterTable('encounter_day_counts').dropColumn('earlier').execute();
+  });
 }

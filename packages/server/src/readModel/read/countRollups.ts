@@ -40,8 +40,9 @@ export async function dayAtOffset(
   const earlier = Number(row?.earlier);
   const count = Number(row?.count);
   if (row?.day == null || day < firstDay || day >= endDay || target < earlier || target >= earlier + count) {
-    // Running totals that disagree with the counts (written by a release that did not keep them,
-    // until `eds migrate` rebuilds them): the walk over the counts is slower but needs only them.
+    // Only running totals that disagree with the counts get here (an earlier release's import, until
+    // `eds migrate` finds and rebuilds them). The walk over the counts places the page by them
+    // alone; lo and hi came from the same totals, so this narrows, not removes, what they get wrong.
     return rollupAtOffset(db, 'day', sort, organizationId, firstDay, endDay, offset);
   }
   return { at: day, before: sort === 'asc' ? earlier - lo : hi - earlier - count };

@@ -1,10 +1,12 @@
 /**
  * A window's count: the bounds of its five parts, and the count against the entries themselves on
- * a fixture where every part holds some, before 1970 too, one call at a time and many at once.
+ * a fixture where every part holds some, before 1970 too, one call at a time and many at once;
+ * and the day a deep offset lands in, found by the days' running totals.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Store } from '../../../src/database/connection.js';
+import { dayAtOffset, dayAtOffsetQuery } from '../../../src/readModel/read/countRollups.js';
 import { countEncounters, windowCountBounds } from '../../../src/readModel/read/counts.js';
 import type { CreatedWindow } from '../../../src/readModel/read/createdWindow.js';
 import { DAY_MS, HOUR_MS } from '../../../src/time.js';
@@ -170,6 +172,41 @@ forEachStore("a window's count", (kind) => {
       inParts.every((n) => n > 0),
       `${inParts}`,
     );
+  });
+
+  test("edge: a deep offset's day is the busy day, not a day of count 0 that shares its running total", async () => {
+    // A day whose encounters all moved away, between the days around 1970 and the busy ones.
+    const emptyDay = 100;
+    const earlier = times.filter((t) => t < emptyDay * DAY_MS).length;
+    await store.db
+      .insertInto('encounter_day_counts')
+      .values({ organization_id: organizationId, day: emptyDay, count: 0, earlier })
+      .execute();
+    try {
+      const busyDay = DAY - 2;
+      const busy = times.filter((t) => Math.floor(t / DAY_MS) === busyDay).length;
+      // Oldest first, the first entry after 1970's days; newest first, the last entry of the busy day.
+      const cases = [
+        { sort: 'asc', endDay: DAY + 3, offset: 0 },
+        { sort: 'desc', endDay: busyDay + 1, offset: busy - 1 },
+      ] as const;
+      for (const { sort, endDay, offset } of cases) {
+        const found = await store.db.executeQuery<{ day: number | string }>(
+          dayAtOffsetQuery(sort)(store.db, organizationId, 1, endDay, offset).compile(),
+        );
+        assert.equal(Number(found.rows[0]!.day), busyDay, sort);
+        assert.deepEqual(await dayAtOffset(store.db, sort, organizationId, 1, endDay, offset), {
+          at: busyDay,
+          before: 0,
+        });
+      }
+    } finally {
+      await store.db
+        .deleteFrom('encounter_day_counts')
+        .where('organization_id', '=', organizationId)
+        .where('day', '=', emptyDay)
+        .execute();
+    }
   });
 
   test('happy: windows counted at once, as concurrent requests are, each get their own count', async () => {
