@@ -62,7 +62,7 @@ class CountDeltas {
 
 export async function upsertEncounters(tx: Tx, rows: Insertable<EncountersTable>[]): Promise<void> {
   // Each organization's first day whose count changed: its running totals from there on are
-  // restated once, after every batch.
+  // restated once, after all the batches.
   const firstChangedDay = new Map<string, number>();
   for (const batch of chunks(rows)) {
     // Before the rows are read: another transaction writing these organizations' encounters has
