@@ -3,8 +3,8 @@
  * store's batch writers, a transaction per batch, with the planner's statistics kept up as the
  * tables grow (LoadStatistics); on SQLite through prepared single-row upserts in one synchronous
  * transaction per batch, which is what makes a million encounters load in minutes. The SQLite
- * path leaves the per-day count roll-up and the read model to `finish`, which rebuilds them once
- * per organization.
+ * path leaves the count roll-ups (days, their running totals, hours, the total) and the read model
+ * to `finish`, which rebuilds them once per organization.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';

@@ -108,10 +108,11 @@ export function hourAtOffset(
 }
 
 /**
- * On SQLite the roll-up's rows are read in order and the walk stops at the target (tens of rows
- * for an offset of 10,000 at a few hundred encounters a day); a window function over every day
- * cost about 0.6 ms a call. PostgreSQL sums them with a window function in one statement, whose
- * plan walks the roll-up's index in order and stops at the target too.
+ * A walk over a roll-up's counts: a day's hours (at most 24 rows), or the days when their running
+ * totals disagree with the counts. On SQLite the rows are read in order and the walk stops at the
+ * target; a window function over every row cost about 0.6 ms a call. PostgreSQL sums them with a
+ * window function in one statement, whose plan walks the roll-up's index in order and stops at
+ * the target too.
  */
 async function rollupAtOffset(
   db: Db,

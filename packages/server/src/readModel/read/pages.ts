@@ -33,8 +33,9 @@ export interface ListPage {
  * Chosen over a per-organization rank or checkpoint rows because it costs little at import: an
  * encounter inserted early in the order would shift every later rank or checkpoint, while the
  * roll-ups change one day's and one hour's count and the running totals of the days after it, one
- * row a day, restated once per write of up to 2,000 encounters. Its limit: an organization with more than a few thousand
- * encounters in one hour skips up to that hour's entries (see docs/benchmarks.md).
+ * row a day, restated once per encounter write (an import's batch of up to 2,000). Its limit: an
+ * organization with more than a few thousand encounters in one hour skips up to that hour's
+ * entries (see docs/benchmarks.md).
  */
 export async function listEncounterPage(db: Db, organizationId: string, page: ListPage): Promise<PageRow[]> {
   const { sort, limit } = page;

@@ -175,7 +175,9 @@ forEachStore("a window's count", (kind) => {
   });
 
   test("edge: a deep offset's day is the busy day, not a day of count 0 that shares its running total", async () => {
-    // A day whose encounters all moved away, between the days around 1970 and the busy ones.
+    // A day whose encounters all moved away, between the days around 1970 and the busy ones. Read
+    // alone, the statement shows which of the two tied days its order picks: the answer after it
+    // would be right either way, since a day that does not hold the entry is walked past.
     const emptyDay = 100;
     const earlier = times.filter((t) => t < emptyDay * DAY_MS).length;
     await store.db
