@@ -91,8 +91,18 @@ export function windowCountBounds(startMs: number | undefined, endMs: number | u
  * each. An empty part finds nothing in its index at once, so the statement keeps one shape.
  */
 export function windowCountQuery(db: Db, organizationId: string, ...bounds: WindowCountBounds) {
-  const [firstDay, endDay, firstHourBefore, endHourBefore, firstHourAfter, endHourAfter, ...parts] = bounds;
-  const [startPartFrom, startPartTo, endPartFrom, endPartTo] = parts;
+  const [
+    firstDay,
+    endDay,
+    firstHourBefore,
+    endHourBefore,
+    firstHourAfter,
+    endHourAfter,
+    startPartFrom,
+    startPartTo,
+    endPartFrom,
+    endPartTo,
+  ] = bounds;
   const org = () => unplannedText(db, organizationId);
   const int = (value: number) => unplannedInteger(db, value);
   const hours = (first: number, end: number) =>
