@@ -95,6 +95,8 @@ const { values } = parseArgs({
 });
 const N = Number(values.encounters);
 const CONNECTIONS = Number(values.connections);
+/** wrk's CPU share against a ceiling from which that ceiling may be wrk's limit (one thread). */
+const WRK_NEAR_ITS_LIMIT = 80;
 const DURATION = Number(values.duration);
 const ROUNDS = Math.max(1, Number(values.rounds));
 const RESULTS = join(ROOT, 'bench', 'results');
@@ -466,6 +468,16 @@ async function measureOnDataset() {
         `| ${r.route} | ${r.status} | ${r.after.rps.toFixed(0)} | ${r.after.p50.toFixed(1)} | ${r.after.p99.toFixed(1)} | ${r.after.max.toFixed(0)} | ${r.ceiling.rps.toFixed(0)} | ${(r.ratio * 100).toFixed(0)}% | ${r.framework_floor.rps.toFixed(0)} | ${(r.framework_ratio * 100).toFixed(0)}% | ${r.ceiling.wrkCpu.toFixed(0)}% | ${r.peak_rss_mb} MB |`,
       );
     }
+  }
+  // A ceiling wrk could not drive further is wrk's limit, not Node.js's: it reads low, and the
+  // ratio against it reads high. One thread near a whole CPU is that point.
+  const loadBound = rows.filter((r) => r.ceiling.wrkCpu >= WRK_NEAR_ITS_LIMIT);
+  if (loadBound.length > 0) {
+    console.log(
+      `\nwrk used ${WRK_NEAR_ITS_LIMIT} % of a CPU or more against the ceiling of ${loadBound
+        .map((r) => `${r.route} (${r.ceiling.wrkCpu.toFixed(0)} %)`)
+        .join(', ')}: that ceiling may be wrk's limit, and the ratio then reads high`,
+    );
   }
   /** One line per route and server for what `describe` finds in its measurement. */
   const perServer = (title: string, describe: (m: Measured) => string | undefined) => {
