@@ -35,17 +35,18 @@ export async function listEncounters(
   const body = Buffer.allocUnsafe(length);
   let at = body.write(ITEMS_HEAD, 0, 'latin1');
   const tags: string[] = [];
-  const patients = new Set<string>();
+  // Repeats included: the audit names the set by its distinct members (patientSets.ts).
+  const patients: string[] = [];
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
     if (i > 0) body[at++] = COMMA;
     at += body.write(row.summary, at);
     tags.push(row.etag);
-    patients.add(row.patient_id);
+    patients.push(row.patient_id);
   }
   // allocUnsafe's bytes are not cleared: a miscounted length must fail, not send what they held.
   if (at + body.write(tail, at, 'latin1') !== length) throw new Error('list body: length miscounted');
-  const answer = new StoredAnswer(body, listEntityTag(tags, page.limit, page.offset, total), [...patients]);
+  const answer = new StoredAnswer(body, listEntityTag(tags, page.limit, page.offset, total), patients);
   // The total also goes into the list's Link header.
   return { answer, total };
 }

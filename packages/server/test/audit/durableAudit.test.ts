@@ -203,6 +203,43 @@ forEachStore('audit before the answer, real processes', (kind) => {
     assert.equal(otherOrg.stdout, '');
   });
 
+  test('happy: a list page that shows one patient twice is audited with each of its patients once', async () => {
+    const clinic = await fixtures.organization({ name: 'Clinic F' });
+    const twice = await fixtures.patient(clinic);
+    const once = await fixtures.patient(clinic);
+    await fixtures.encounter(clinic, { patientId: twice, createdAt: T0 });
+    await fixtures.encounter(clinic, { patientId: once, createdAt: T0 + 60_000 });
+    await fixtures.encounter(clinic, { patientId: twice, createdAt: T0 + 120_000 });
+    const { token: clinicToken } = await fixtures.key(clinic);
+    const server = await startServeProcess(env);
+    let requestId: string;
+    try {
+      const page = await get(server.url, '/external/v1/encounters', clinicToken);
+      assert.equal(page.status, 200, page.text);
+      assert.equal((JSON.parse(page.text) as { items: unknown[] }).items.length, 3);
+      requestId = page.requestId;
+    } finally {
+      await server.stop();
+    }
+    const stored = await store.db
+      .selectFrom('audit_log as a')
+      .innerJoin('audit_patient_sets as s', 's.set_id', 'a.patient_set')
+      .select('s.members')
+      .where('a.request_id', '=', requestId)
+      .execute();
+    assert.deepEqual(stored, [{ members: JSON.stringify([twice, once].sort()) }]);
+    for (const patient of [twice, once]) {
+      const found = await runEds(['audit', '--patient', patient], env);
+      assert.deepEqual(
+        found.stdout
+          .trim()
+          .split('\n')
+          .map((line) => (JSON.parse(line) as { request_id: string }).request_id),
+        [requestId],
+      );
+    }
+  });
+
   test('happy: `eds audit prune --before` deletes older records and the patient sets only they named, in bounded batches; newer ones stay', async () => {
     // Every earlier answer is older than the cutoff, and their sets were last used before it by
     // more than the step a set's last use may lag.

@@ -52,7 +52,8 @@ export function auditFieldsOf(request: FastifyRequest, reply: FastifyReply, at: 
 
 export function auditRecordOf(request: FastifyRequest, reply: FastifyReply, at: number): AuditRecord {
   const record: AuditRecord = auditFieldsOf(request, reply, at);
-  // Only an answer that carries data discloses (a 304 confirms what the client holds).
-  if (record.status < 400) record.patient_ids = [...new Set(request.disclosedPatientIds ?? [])];
+  // Only an answer that carries data discloses (a 304 confirms what the client holds). The IDs go
+  // as the answer listed them: the writer names the set by its sorted, distinct members.
+  if (record.status < 400) record.patient_ids = request.disclosedPatientIds ?? [];
   return record;
 }
