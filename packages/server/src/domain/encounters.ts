@@ -31,7 +31,7 @@ export async function listEncounters(
   ]);
   const tail = `],"limit":${page.limit},"offset":${page.offset},"total":${total}}`;
   let length = ITEMS_HEAD.length + tail.length + Math.max(rows.length - 1, 0);
-  for (const row of rows) length += Buffer.byteLength(row.summary);
+  for (const row of rows) length += row.summary_bytes;
   const body = Buffer.allocUnsafe(length);
   let at = body.write(ITEMS_HEAD, 0, 'latin1');
   const tags: string[] = [];

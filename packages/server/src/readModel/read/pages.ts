@@ -125,6 +125,11 @@ async function hourOfDayAt(
 
 export interface PageRow {
   summary: string;
+  /**
+   * The summary's length in UTF-8, as the database stores it: the list body is sized from these
+   * instead of measuring every summary again (a tenth of a list answer's instructions).
+   */
+  summary_bytes: number;
   etag: string;
   patient_id: string;
 }
@@ -156,7 +161,7 @@ export function pageQuery(
   sort: SortOrder,
 ) {
   return listRange(db, organizationId, startMs, endMs, sort)
-    .select(['summary', 'etag', 'patient_id'])
+    .select(['summary', sql<number>`octet_length(summary)`.as('summary_bytes'), 'etag', 'patient_id'])
     .limit(unplannedInteger(db, limit))
     .offset(unplannedInteger(db, offset));
 }
@@ -193,7 +198,12 @@ function pageReadSkippingOnIndex(sort: SortOrder) {
             .onRef('row.encounter_id', '=', 'page.encounter_id')
             .on('row.organization_id', '=', organizationId),
         )
-        .select(['row.summary', 'row.etag', 'row.patient_id'])
+        .select([
+          'row.summary',
+          sql<number>`octet_length(row.summary)`.as('summary_bytes'),
+          'row.etag',
+          'row.patient_id',
+        ])
         .orderBy('page.created_at', sort)
         .orderBy('page.encounter_id', sort),
     { turnBatched: true },
