@@ -95,7 +95,10 @@ const { values } = parseArgs({
 });
 const N = Number(values.encounters);
 const CONNECTIONS = Number(values.connections);
-/** wrk's CPU share against a ceiling from which that ceiling may be wrk's limit (one thread). */
+/**
+ * wrk's CPU share (one thread), in percent, from which a ceiling may be wrk's limit rather than the
+ * bare server's.
+ */
 const WRK_NEAR_ITS_LIMIT = 80;
 const DURATION = Number(values.duration);
 const ROUNDS = Math.max(1, Number(values.rounds));

@@ -1,5 +1,4 @@
 /** The encounter routes' rules: listing within the caller's organization, and encounter access. */
-import { Buffer } from 'node:buffer';
 import type { Caller } from '../auth/verifyApiKey.js';
 import type { Db } from '../database/connection.js';
 import { classifyEncounter, type EncounterAccess } from '../database/encounterAccess.js';
@@ -9,16 +8,12 @@ import { countEncounters } from '../readModel/read/counts.js';
 import { encounterRead } from '../readModel/read/keys.js';
 import { type ListPage, listEncounterPage } from '../readModel/read/pages.js';
 import { ApiError } from './errors.js';
+import { listBody } from './listBody.js';
 import { StoredAnswer } from './storedAnswer.js';
-
-const ITEMS_HEAD = '{"items":[';
-const COMMA = 0x2c;
 
 /**
  * A page of the caller's encounters: the stored summaries joined into the contract's list body
  * (the same bytes the schema serializer wrote from objects), without parsing or building any.
- * The summaries are written straight into the body's bytes: joined as a string, the page was
- * copied once more into a flat string (about 31 KB on the heap per page) before its bytes.
  */
 export async function listEncounters(
   db: Db,
@@ -30,22 +25,14 @@ export async function listEncounters(
     countEncounters(db, caller.organizationId, page.window),
   ]);
   const tail = `],"limit":${page.limit},"offset":${page.offset},"total":${total}}`;
-  let length = ITEMS_HEAD.length + tail.length + Math.max(rows.length - 1, 0);
-  for (const row of rows) length += row.summary_bytes;
-  const body = Buffer.allocUnsafe(length);
-  let at = body.write(ITEMS_HEAD, 0, 'latin1');
   const tags: string[] = [];
   // Repeats included: the audit names the set by its distinct members (patientSets.ts).
   const patients: string[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    if (i > 0) body[at++] = COMMA;
-    at += body.write(row.summary, at);
+  for (const row of rows) {
     tags.push(row.etag);
     patients.push(row.patient_id);
   }
-  // allocUnsafe's bytes are not cleared: a miscounted length must fail, not send what they held.
-  if (at + body.write(tail, at, 'latin1') !== length) throw new Error('list body: length miscounted');
+  const body = listBody(rows, tail);
   const answer = new StoredAnswer(body, listEntityTag(tags, page.limit, page.offset, total), patients);
   // The total also goes into the list's Link header.
   return { answer, total };

@@ -126,8 +126,9 @@ async function hourOfDayAt(
 export interface PageRow {
   summary: string;
   /**
-   * The summary's length in UTF-8, as the database stores it: the list body is sized from these
-   * instead of measuring every summary again (a tenth of a list answer's instructions).
+   * The summary's length in bytes as the database stores it (UTF-8 on SQLite, and on PostgreSQL
+   * in a UTF8 database): the list body is sized from these instead of measuring every summary
+   * again, a tenth of a list answer's instructions. listBody.ts checks each against the summary.
    */
   summary_bytes: number;
   etag: string;
@@ -200,7 +201,7 @@ function pageReadSkippingOnIndex(sort: SortOrder) {
         )
         .select([
           'row.summary',
-          sql<number>`octet_length(row.summary)`.as('summary_bytes'),
+          sql<number>`octet_length(${sql.ref('row.summary')})`.as('summary_bytes'),
           'row.etag',
           'row.patient_id',
         ])
