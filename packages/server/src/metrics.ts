@@ -67,7 +67,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     : () => {};
   const sources: MetricSources = {};
   const responses = new ResponseTally();
-  const keyCacheLookups = new OutcomeTally<'hit' | 'miss'>();
+  const keyCacheLookups = new OutcomeTally<'hit' | 'miss' | 'joined'>();
   return {
     registry,
     sources,
@@ -107,7 +107,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     }),
     keyCache: new Counter({
       name: 'eds_key_cache_lookups_total',
-      help: 'API key verifications by cache outcome (hit, miss).',
+      help: "API key verifications by cache outcome (hit; miss: a store read; joined: waited for the same key's read under way).",
       labelNames: ['outcome'] as const,
       registers: [registry],
       collect() {

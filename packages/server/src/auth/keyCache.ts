@@ -24,6 +24,8 @@ interface Entry {
 
 export class KeyCache {
   private entries = new Map<string, Entry>();
+  /** Store reads under way, by digest (see `joinRead`). */
+  private readonly reads = new Map<string, Promise<KeyRecord | null>>();
   /** Digests last found to be active keys, oldest first. */
   private readonly live = new Set<string>();
   constructor(
@@ -58,8 +60,33 @@ export class KeyCache {
     return this.live.has(digest);
   }
 
+  /**
+   * The store read of `digest` already under way, for a request that missed the cache meanwhile
+   * to wait for instead of reading again: when an entry expires, every request in flight with
+   * that key misses it at once, and each read the same row (on SQLite, a burst of reads on the
+   * request thread). A joined answer began its read before the request came, by less than one
+   * read's time (a cached answer may be `ttlMs` old). Not with the cache off (`ttlMs` 0), where
+   * every request is to read the store itself.
+   */
+  joinRead(digest: string): Promise<KeyRecord | null> | undefined {
+    return this.reads.get(digest);
+  }
+
+  /** Notes `read` as the one under way for `digest` until it settles; returns it. */
+  startRead(digest: string, read: Promise<KeyRecord | null>): Promise<KeyRecord | null> {
+    if (this.ttlMs <= 0) return read;
+    this.reads.set(digest, read);
+    const settled = () => {
+      if (this.reads.get(digest) === read) this.reads.delete(digest);
+    };
+    read.then(settled, settled);
+    return read;
+  }
+
+  /** Forgets every answer and every read under way: the next request for any key reads afresh. */
   clear(): void {
     this.entries.clear();
+    this.reads.clear();
   }
 
   get size(): number {

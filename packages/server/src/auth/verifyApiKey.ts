@@ -207,7 +207,23 @@ async function lookup(deps: VerifyDeps, token: string, digested?: Digested): Pro
     if (cached !== null) return cached;
     return lookupPrevious(deps, token, { secret, digest }, now);
   }
+  const underway = deps.cache.joinRead(digest);
+  if (underway !== undefined) {
+    deps.metrics?.keyCacheLookups.count('joined');
+    return underway;
+  }
   deps.metrics?.keyCacheLookups.count('miss');
+  return deps.cache.startRead(digest, readKey(deps, token, secret, digest, now));
+}
+
+/** A missed digest's store read (one at a time per digest: keyCache.ts, `joinRead`). */
+async function readKey(
+  deps: VerifyDeps,
+  token: string,
+  secret: string,
+  digest: string,
+  now: number,
+): Promise<KeyRecord | null> {
   const found = await findKeyByDigest(deps.store.db, digest);
   if (!found) {
     // A concurrent verification may have found the key and moved it to this digest while this

@@ -1,7 +1,8 @@
 /**
- * What a digest-secret rotation costs per verification, counted on a real store: a key already
- * on the current secret costs exactly the one read it always did; only a digest the current
- * secret does not know tries the previous one, and unknown tokens are cached either way.
+ * What a verification costs in store reads, counted on a real store: a key already on the current
+ * secret costs exactly the one read it always did; only a digest the current secret does not know
+ * tries the previous one, and unknown tokens are cached either way. Verifications of one key that
+ * miss the cache together share one read.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -12,6 +13,7 @@ import { generateToken } from '../../src/auth/token.js';
 import { verifyApiKey } from '../../src/auth/verifyApiKey.js';
 import { loadConfig } from '../../src/config.js';
 import type { Store } from '../../src/database/connection.js';
+import { createMetrics } from '../../src/metrics.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET } from '../support/fixtures.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
@@ -36,7 +38,7 @@ forEachStore('digest lookups during a rotation', (kind) => {
   });
   after(() => store.close());
 
-  function verifier(plugin?: KyselyPlugin) {
+  function verifier(plugin?: KyselyPlugin, cacheTtlMs = 4000) {
     const counter = new StatementCounter();
     const config = loadConfig({ EDS_DATABASE_URL: store.database.url }, store.database.dir);
     const db = store.db.withPlugin(counter);
@@ -44,11 +46,84 @@ forEachStore('digest lookups during a rotation', (kind) => {
       config,
       store: { ...store, db: plugin ? db.withPlugin(plugin) : db },
       digestKey: staticDigestKey(NEW_SECRET, TEST_DIGEST_SECRET),
-      cache: new KeyCache(4000),
+      cache: new KeyCache(cacheTtlMs),
+      metrics: createMetrics(),
       clock: Date.now,
     };
-    return { counter, verify: (token: string) => verifyApiKey(deps, token) };
+    const lookups = async () =>
+      Object.fromEntries((await deps.metrics.keyCache.get()).values.map((v) => [v.labels.outcome, v.value]));
+    return { counter, cache: deps.cache, lookups, verify: (token: string) => verifyApiKey(deps, token) };
   }
+
+  /** A key digested with the current secret and already noted as such: one read to verify. */
+  async function currentKey() {
+    const key = await fixtures.key(await fixtures.organization());
+    await store.db
+      .updateTable('api_keys')
+      .set({ digest: digestToken(key.token, NEW_SECRET), digest_secret_id: null })
+      .where('id', '=', key.id)
+      .execute();
+    await verifier().verify(key.token); // notes the secret once
+    return key;
+  }
+
+  const together = <T>(n: number, verify: () => Promise<T>) =>
+    Promise.allSettled(Array.from({ length: n }, verify));
+
+  test('verifications of a key the cache does not hold, made together, share one read and are all served', async () => {
+    const key = await currentKey();
+    const { counter, lookups, verify } = verifier();
+    const answers = await together(20, () => verify(key.token));
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? a.value.keyId : a.reason)),
+      answers.map(() => key.id),
+    );
+    assert.equal(counter.count, 1);
+    assert.deepEqual(await lookups(), { miss: 1, joined: 19 });
+  });
+
+  test('an unknown token sent many times together costs the reads of one verification', async () => {
+    const junk = generateToken('live');
+    const alone = verifier();
+    await assert.rejects(alone.verify(junk), { reasonCode: 'invalid_key' });
+    const { counter, verify } = verifier();
+    const answers = await together(10, () => verify(junk));
+    for (const answer of answers) {
+      assert.equal(answer.status, 'rejected');
+      assert.equal((answer.reason as { reasonCode?: string }).reasonCode, 'invalid_key');
+    }
+    assert.equal(counter.count, alone.counter.count);
+  });
+
+  test('with the key cache off, every verification reads the store', async () => {
+    const key = await currentKey();
+    const { counter, verify } = verifier(undefined, 0);
+    const answers = await together(5, () => verify(key.token));
+    assert.ok(answers.every((a) => a.status === 'fulfilled'));
+    assert.equal(counter.count, 5);
+  });
+
+  test('a shared read that fails refuses every request waiting for it, and the next verification reads again', async () => {
+    const key = await currentKey();
+    let failing = true;
+    const flaky: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (failing) throw new Error('the key store is down');
+        return args.result;
+      },
+    };
+    const { counter, verify } = verifier(flaky);
+    const answers = await together(6, () => verify(key.token));
+    for (const answer of answers) {
+      assert.equal(answer.status, 'rejected');
+      assert.equal((answer.reason as { reasonCode?: string }).reasonCode, 'digest_key_unavailable');
+    }
+    assert.equal(counter.count, 1);
+    failing = false;
+    assert.equal((await verify(key.token)).keyId, key.id);
+    assert.equal(counter.count, 2);
+  });
 
   test('a key on the current secret costs one read; a key on the previous one is found and moved once', async () => {
     const org = await fixtures.organization();
@@ -113,8 +188,11 @@ forEachStore('digest lookups during a rotation', (kind) => {
         return args.result;
       },
     };
-    const { verify } = verifier(gate);
+    const { cache, verify } = verifier(gate);
     const slow = verify(previous.token);
+    // A change signal clears the cache and the reads under way with it, so the next verification
+    // reads afresh instead of waiting for the held one.
+    cache.clear();
     const fast = await verify(previous.token);
     assert.equal(fast.keyId, previous.id);
     release();
