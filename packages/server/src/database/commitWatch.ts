@@ -1,14 +1,35 @@
 /**
- * "Tell me soon after another process commits a change of this kind." PostgreSQL: a dedicated
- * LISTEN connection on the change's channel (writers NOTIFY inside their transaction, so the
- * notice arrives only on commit), reconnected after errors, reporting a change on every
- * (re)connect since notices may have been missed meanwhile. SQLite: `PRAGMA data_version`, which
- * moves whenever another connection commits, read every `sqlitePollMs` (a cheap counter read).
+ * "Tell me soon after another process commits a change of this kind." Writers call
+ * `signalCommit` inside the transaction that makes the change. PostgreSQL: a NOTIFY, delivered on
+ * commit to a dedicated LISTEN connection on the change's channel, reconnected after errors,
+ * reporting a change on every (re)connect since notices may have been missed meanwhile. SQLite:
+ * the channel's counter in `change_signals`, advanced by the writer and read every
+ * `sqlitePollMs` (one primary-key read). Not `PRAGMA data_version`, which moves on every commit
+ * of another connection: the audit writer's commits, several a millisecond under load, would
+ * count as a change of every kind.
  * Used for key-cache invalidation and for waking delivery workers.
  */
+import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
 import type { Store } from './connection.js';
+import { dialectOf } from './dialect.js';
 import { pgDriver } from './pgDriver.js';
+import type { Database } from './schema.js';
+
+/** Announces a change on `channel`, from inside the transaction that makes it (seen on commit). */
+export async function signalCommit(db: Kysely<Database>, channel: string): Promise<void> {
+  if (dialectOf(db) === 'postgres') {
+    await sql`select pg_notify(${channel}, '')`.execute(db);
+    return;
+  }
+  await db
+    .insertInto('change_signals')
+    .values({ channel, version: 1 })
+    .onConflict((conflict) =>
+      conflict.column('channel').doUpdateSet({ version: sql<number>`change_signals.version + 1` }),
+    )
+    .execute();
+}
 
 export interface CommitWatch {
   stop(): Promise<void>;
@@ -22,11 +43,12 @@ export function watchCommits(
   sqlitePollMs: number,
 ): CommitWatch {
   if (store.sqlite) {
-    const sqlite = store.sqlite;
-    let last = sqlite.pragma('data_version', { simple: true });
+    const counter = store.sqlite.prepare('select version from change_signals where channel = ?').pluck();
+    const version = () => (counter.get(channel) as number | undefined) ?? 0;
+    let last = version();
     const timer = setInterval(() => {
       try {
-        const now = sqlite.pragma('data_version', { simple: true });
+        const now = version();
         if (now !== last) {
           last = now;
           onChange();

@@ -121,6 +121,12 @@ export interface EncounterHourCountsTable {
 }
 
 /** Each organization's listable encounters: the sum of its day counts, kept beside them. */
+/** Per kind of change, a counter SQLite writers advance on commit for others to poll (migration 015). */
+export interface ChangeSignalsTable {
+  channel: string;
+  version: number;
+}
+
 export interface EncounterCountsTable {
   organization_id: string;
   count: number;
@@ -319,6 +325,7 @@ export interface Database {
   webhook_secret_rotations: WebhookSecretRotationsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  change_signals: ChangeSignalsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

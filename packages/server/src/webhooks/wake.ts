@@ -1,11 +1,11 @@
 /**
  * Waking delivery workers when there is new work, so the happy path has no polling delay.
- * PostgreSQL: NOTIFY on a channel inside the writing transaction (delivered only on commit, to
- * every worker process). SQLite: workers of this process are woken directly; workers of other
- * processes notice the commit through `PRAGMA data_version` (see worker.ts).
+ * The writing transaction signals its channel (database/commitWatch.ts): PostgreSQL's NOTIFY is
+ * delivered only on commit, to every worker process. SQLite: workers of this process are woken
+ * directly; workers of other processes notice the channel's counter move (see worker.ts).
  */
-import { type Kysely, sql } from 'kysely';
-import { type CommitWatch, watchCommits } from '../database/commitWatch.js';
+import type { Kysely } from 'kysely';
+import { type CommitWatch, signalCommit, watchCommits } from '../database/commitWatch.js';
 import type { Store } from '../database/connection.js';
 import { dialectOf } from '../database/dialect.js';
 import type { Database } from '../database/schema.js';
@@ -27,10 +27,8 @@ export function onDeliveryWork(listener: Listener): () => void {
  * on SQLite's single connection, so it sees the committed rows.
  */
 export async function announceDeliveryWork(tx: Kysely<Database>): Promise<void> {
-  if (dialectOf(tx) === 'postgres') {
-    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(tx);
-    return;
-  }
+  await signalCommit(tx, DELIVERY_CHANNEL);
+  if (dialectOf(tx) === 'postgres') return;
   if (listeners.size > 0) {
     setImmediate(() => {
       for (const listener of listeners) listener();

@@ -5,7 +5,7 @@
  * leases to expire; the deliveries are then claimed again (at least once). Many workers share the
  * work on PostgreSQL (SKIP LOCKED claims); SQLite runs one worker process.
  *
- * It wakes on new work (NOTIFY, data_version, in-process), on its own next due time, and at the
+ * It wakes on new work (NOTIFY, SQLite's change counter, in-process), on its own next due time, and at the
  * latest every poll interval; bounded overall by `concurrency` and per receiver origin by
  * `perEndpointConcurrency`. Stopping releases what it has not started and waits (bounded) for
  * what is in flight.

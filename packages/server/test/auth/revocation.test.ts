@@ -1,6 +1,6 @@
 /**
  * A revoked or disabled key stops working on a running server soon after another process
- * changes it: the server's key cache is invalidated across connections (SQLite data_version,
+ * changes it: the server's key cache is invalidated across connections (SQLite's change counter,
  * PostgreSQL NOTIFY) well within the 5-second bound, which remains the fallback.
  */
 import assert from 'node:assert/strict';

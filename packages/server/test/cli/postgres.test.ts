@@ -106,6 +106,7 @@ describe('eds migrate against PostgreSQL', { skip }, () => {
         assert.deepEqual(JSON.parse(result.stdout).migrated, [
           '013_encounter_hour_counts',
           '014_encounter_day_running_counts',
+          '015_change_signals',
         ]);
       } finally {
         await holder.end();
@@ -164,7 +165,7 @@ describe('eds migrate against PostgreSQL', { skip }, () => {
       const result = await runEds(['migrate'], cliEnv(database));
       assert.equal(result.code, 0, result.stderr);
       const upgrade = JSON.parse(result.stdout);
-      assert.deepEqual(upgrade.migrated, ['014_encounter_day_running_counts']);
+      assert.deepEqual(upgrade.migrated, ['014_encounter_day_running_counts', '015_change_signals']);
       assert.deepEqual(upgrade.recounted, [], 'the counts agreed: only the migration rewrote them');
 
       const plan = await store.db.connection().execute(async (connection) => {

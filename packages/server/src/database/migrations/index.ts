@@ -14,6 +14,7 @@ import * as encounterCounts from './011_encounter_counts.js';
 import * as webhookEndpointHealth from './012_webhook_endpoint_health.js';
 import * as encounterHourCounts from './013_encounter_hour_counts.js';
 import * as encounterDayRunningCounts from './014_encounter_day_running_counts.js';
+import * as changeSignals from './015_change_signals.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_core': core,
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012_webhook_endpoint_health': webhookEndpointHealth,
   '013_encounter_hour_counts': encounterHourCounts,
   '014_encounter_day_running_counts': encounterDayRunningCounts,
+  '015_change_signals': changeSignals,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,76 @@
+/**
+ * What a process notices of other processes' commits: a change signalled on its channel, from
+ * inside the transaction that makes it, and nothing else. On SQLite the audit writer commits
+ * several times a millisecond under load; a watch that fired on any commit cleared the key cache
+ * and woke the delivery workers on every poll.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, mock, test } from 'node:test';
+import { sql } from 'kysely';
+import { type CommitWatch, signalCommit, watchCommits } from '../../src/database/commitWatch.js';
+import { openStore, type Store } from '../../src/database/connection.js';
+import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
+import { waitFor } from '../support/waitFor.js';
+
+const POLL_MS = 250;
+
+forEachStore('commit watch', (kind) => {
+  let store: Store & { database: TestDatabase; close(): Promise<void> };
+  let other: Store;
+  let watch: CommitWatch | undefined;
+  before(async () => {
+    store = await createTestStore(kind);
+    other = openStore(store.database.config);
+    await sql`create table unrelated_writes (x integer)`.execute(other.db);
+  });
+  afterEach(async () => {
+    await watch?.stop();
+    watch = undefined;
+    mock.timers.reset();
+  });
+  after(async () => {
+    await other.close();
+    await store.close();
+  });
+
+  const signal = (channel: string) => other.db.transaction().execute((tx) => signalCommit(tx, channel));
+  const unrelatedCommit = () => sql`insert into unrelated_writes (x) values (1)`.execute(other.db);
+
+  test('a change signalled on the channel by another connection is noticed once it commits', async () => {
+    let changes = 0;
+    watch = watchCommits(
+      store,
+      kind === 'postgres' ? store.database.url : undefined,
+      'test_one',
+      () => changes++,
+      10,
+    );
+    // PostgreSQL reports a change when its LISTEN connection (re)connects: notices may have been missed.
+    if (kind === 'postgres') await waitFor(() => changes === 1, 'the LISTEN connection');
+    const before = changes;
+    await signal('test_one');
+    await waitFor(() => changes === before + 1, 'the signalled change');
+  });
+
+  test('commits that signal nothing, or another channel, are not changes', {
+    skip: kind === 'postgres' && "PostgreSQL's NOTIFY is per channel; this is SQLite's polled counter",
+  }, async () => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    let changes = 0;
+    watch = watchCommits(store, undefined, 'test_two', () => changes++, POLL_MS);
+    await unrelatedCommit();
+    mock.timers.tick(POLL_MS);
+    await signal('another_channel');
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 0);
+    await signal('test_two');
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 1);
+    await signal('test_two');
+    await signal('test_two');
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 2, 'two signals between polls are one change');
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 2);
+  });
+});
