@@ -26,6 +26,11 @@ export class KeyCache {
   private entries = new Map<string, Entry>();
   /** Store reads under way, by digest (see `joinRead`). */
   private readonly reads = new Map<string, Promise<KeyRecord | null>>();
+  /**
+   * Advanced by `clear()`. A read started before a clear may have seen the key before the change
+   * that cleared it: its answer goes to the requests that waited for it, never into the cache.
+   */
+  private clears = 0;
   /** Digests last found to be active keys, oldest first. */
   private readonly live = new Set<string>();
   constructor(
@@ -44,7 +49,14 @@ export class KeyCache {
     return entry.record;
   }
 
-  set(digest: string, record: KeyRecord | null, fetchedAt: number): void {
+  /** What `set` needs to know of a read: when it started, in clears (see `clears`). */
+  get generation(): number {
+    return this.clears;
+  }
+
+  /** Keeps a read's answer, unless the cache was cleared since the read started (`generation`). */
+  set(digest: string, record: KeyRecord | null, fetchedAt: number, readIn = this.clears): void {
+    if (readIn !== this.clears) return;
     this.live.delete(digest);
     if (record?.key.state === 'active') {
       dropOldestEighth(this.live, this.maxEntries);
@@ -63,10 +75,10 @@ export class KeyCache {
   /**
    * The store read of `digest` already under way, for a request that missed the cache meanwhile
    * to wait for instead of reading again: when an entry expires, every request in flight with
-   * that key misses it at once, and each read the same row (on SQLite, a burst of reads on the
-   * request thread). A joined answer began its read before the request came, by less than one
-   * read's time (a cached answer may be `ttlMs` old). Not with the cache off (`ttlMs` 0), where
-   * every request is to read the store itself.
+   * that key misses it at once, and each read the same row (   * request thread; on SQLite a read usually ends within the turn that starts it, so this is
+   * PostgreSQL's case, whose reads take a round trip). A joined answer began its read before the
+   * request came, by less than one read's time (a cached answer may be `ttlMs` old). Not with the
+   * cache off (`ttlMs` 0), where every request is to read the store itself.
    */
   joinRead(digest: string): Promise<KeyRecord | null> | undefined {
     return this.reads.get(digest);
@@ -83,10 +95,14 @@ export class KeyCache {
     return read;
   }
 
-  /** Forgets every answer and every read under way: the next request for any key reads afresh. */
+  /**
+   * Forgets every answer and every read under way: the next request for any key reads afresh, and
+   * reads under way keep their answers out of the cache.
+   */
   clear(): void {
     this.entries.clear();
     this.reads.clear();
+    this.clears++;
   }
 
   get size(): number {

@@ -216,7 +216,10 @@ async function lookup(deps: VerifyDeps, token: string, digested?: Digested): Pro
   return deps.cache.startRead(digest, readKey(deps, token, secret, digest, now));
 }
 
-/** A missed digest's store read (one at a time per digest: keyCache.ts, `joinRead`). */
+/**
+ * A missed digest's store read, which requests missing the same digest meanwhile wait for
+ * (keyCache.ts, `joinRead`). Its answers are cached only if the cache was not cleared meanwhile.
+ */
 async function readKey(
   deps: VerifyDeps,
   token: string,
@@ -224,6 +227,7 @@ async function readKey(
   digest: string,
   now: number,
 ): Promise<KeyRecord | null> {
+  const generation = deps.cache.generation;
   const found = await findKeyByDigest(deps.store.db, digest);
   if (!found) {
     // A concurrent verification may have found the key and moved it to this digest while this
@@ -231,8 +235,8 @@ async function readKey(
     // miss would cache the moved key as unknown, and the previous digest is gone).
     const meanwhile = deps.cache.get(digest, now);
     if (meanwhile) return meanwhile;
-    deps.cache.set(digest, null, now);
-    return lookupPrevious(deps, token, { secret, digest }, now);
+    deps.cache.set(digest, null, now, generation);
+    return lookupPrevious(deps, token, { secret, digest }, now, generation);
   }
   const record = { key: found.key, organization: found.organization };
   const secretId = digestSecretId(secret);
@@ -241,7 +245,7 @@ async function readKey(
     await storeWrite(() => stampDigestSecret(deps.store.db, found.key.id, digest, secretId));
     record.key = { ...found.key, digestSecretId: secretId };
   }
-  deps.cache.set(digest, record, now);
+  deps.cache.set(digest, record, now, generation);
   return record;
 }
 
@@ -255,6 +259,7 @@ async function lookupPrevious(
   token: string,
   current: { secret: string; digest: string },
   now: number,
+  generation = deps.cache.generation,
 ): Promise<KeyRecord | null> {
   const previousSecret = deps.digestKey.previous?.();
   if (previousSecret === undefined) return null;
@@ -262,7 +267,7 @@ async function lookupPrevious(
   if (deps.cache.get(previousDigest, now) === null) return null;
   const found = await findKeyByDigest(deps.store.db, [current.digest, previousDigest]);
   if (!found) {
-    deps.cache.set(previousDigest, null, now);
+    deps.cache.set(previousDigest, null, now, generation);
     return null;
   }
   const secretId = digestSecretId(current.secret);
@@ -273,8 +278,8 @@ async function lookupPrevious(
     if (moved) deps.metrics?.keyRedigests.inc();
   }
   const record = { key: { ...found.key, digestSecretId: secretId }, organization: found.organization };
-  deps.cache.set(current.digest, record, now);
-  deps.cache.set(previousDigest, null, now);
+  deps.cache.set(current.digest, record, now, generation);
+  deps.cache.set(previousDigest, null, now, generation);
   return record;
 }
 

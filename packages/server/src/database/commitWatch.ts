@@ -5,7 +5,7 @@
  * reporting a change on every (re)connect since notices may have been missed meanwhile. SQLite:
  * the channel's counter in `change_signals`, advanced by the writer and read every
  * `sqlitePollMs` (one primary-key read). Not `PRAGMA data_version`, which moves on every commit
- * of another connection: the audit writer's commits, several a millisecond under load, would
+ * of another connection: the audit writer's commits, one every 0.5-1.5 ms under load, would
  * count as a change of every kind.
  * Used for key-cache invalidation and for waking delivery workers.
  */
@@ -43,10 +43,14 @@ export function watchCommits(
   sqlitePollMs: number,
 ): CommitWatch {
   if (store.sqlite) {
-    const counter = store.sqlite.prepare('select version from change_signals where channel = ?').pluck();
+    const sqlite = store.sqlite;
+    const counter = sqlite.prepare('select version from change_signals where channel = ?').pluck();
     const version = () => (counter.get(channel) as number | undefined) ?? 0;
     let last = version();
     const timer = setInterval(() => {
+      // Inside a transaction of this connection the counter may be this process's own uncommitted
+      // signal; the next tick reads it settled.
+      if (sqlite.inTransaction) return;
       try {
         const now = version();
         if (now !== last) {

@@ -120,13 +120,13 @@ export interface EncounterHourCountsTable {
   count: number;
 }
 
-/** Each organization's listable encounters: the sum of its day counts, kept beside them. */
 /** Per kind of change, a counter SQLite writers advance on commit for others to poll (migration 015). */
 export interface ChangeSignalsTable {
   channel: string;
   version: number;
 }
 
+/** Each organization's listable encounters: the sum of its day counts, kept beside them. */
 export interface EncounterCountsTable {
   organization_id: string;
   count: number;

@@ -47,20 +47,22 @@ export async function upsertOrganization(
     created_at: org.createdAt ?? org.updatedAt,
     updated_at: org.updatedAt,
   } as const;
-  await db
-    .insertInto('organizations')
-    .values(row)
-    .onConflict((oc) =>
-      oc.column('id').doUpdateSet({
-        name: row.name,
-        allowlisted: row.allowlisted,
-        routes: row.routes,
-        api_keys_enabled: row.api_keys_enabled,
-        updated_at: row.updated_at,
-      }),
-    )
-    .execute();
-  await notifyAuthChanged(db);
+  await inTransaction(db, async (tx) => {
+    await tx
+      .insertInto('organizations')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({
+          name: row.name,
+          allowlisted: row.allowlisted,
+          routes: row.routes,
+          api_keys_enabled: row.api_keys_enabled,
+          updated_at: row.updated_at,
+        }),
+      )
+      .execute();
+    await notifyAuthChanged(tx);
+  });
 }
 
 export async function updateOrganizationSettings(

@@ -11,6 +11,7 @@
  * what is in flight.
  */
 import { randomBytes } from 'node:crypto';
+import { inTransaction } from '../database/connection.js';
 import type { AttemptOutcome, WebhookSubscriptionRow } from '../database/schema.js';
 import type { Services } from '../services.js';
 import {
@@ -34,7 +35,7 @@ import { type AttemptResult, sendAttempt } from './sender.js';
 import { signedHeaders } from './signer.js';
 import { openSigningSecret, reencryptUnderCurrentRoot, signingCiphertextAt } from './signingSecret.js';
 import { SubscriptionCheck } from './subscriptionCheck.js';
-import { onDeliveryWork, watchDeliveryWork } from './wake.js';
+import { announceDeliveryWork, onDeliveryWork, watchDeliveryWork } from './wake.js';
 
 export interface DeliveryWorker {
   stop(): Promise<void>;
@@ -193,10 +194,20 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
     held.set(delivery.id, entry);
   }
 
+  /**
+   * A claim given back unattempted is work again: other workers are told, as of new work, so
+   * that one taking over from a stopping worker need not wait for its next poll.
+   */
+  async function giveBack(id: string, token: string): Promise<void> {
+    await inTransaction(db, async (tx) => {
+      if (await releaseUnattempted(tx, id, token, clock())) await announceDeliveryWork(tx);
+    });
+  }
+
   async function deliver(delivery: ClaimedDelivery, entry: Held): Promise<void> {
     const origin = endpointOrigin(delivery.url);
     if (!(await endpoints.acquire(origin, entry.controller.signal))) {
-      await releaseUnattempted(db, delivery.id, entry.token, clock());
+      await giveBack(delivery.id, entry.token);
       return;
     }
     let attempt: { result: AttemptResult; startedAt: number } | undefined;
@@ -207,7 +218,7 @@ export function startDeliveryWorker(services: Services, options: WorkerOptions =
       endpoints.release(origin);
     }
     if (!attempt) {
-      await releaseUnattempted(db, delivery.id, entry.token, clock());
+      await giveBack(delivery.id, entry.token);
       return;
     }
     const { result, startedAt } = attempt;

@@ -13,6 +13,7 @@ import { generateToken } from '../../src/auth/token.js';
 import { verifyApiKey } from '../../src/auth/verifyApiKey.js';
 import { loadConfig } from '../../src/config.js';
 import type { Store } from '../../src/database/connection.js';
+import { changeApiKeyState } from '../../src/domain/apiKeys.js';
 import { createMetrics } from '../../src/metrics.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET } from '../support/fixtures.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
@@ -29,7 +30,7 @@ class StatementCounter implements KyselyPlugin {
   transformResult: KyselyPlugin['transformResult'] = async (args) => args.result;
 }
 
-forEachStore('digest lookups during a rotation', (kind) => {
+forEachStore('key reads', (kind) => {
   let store: Store & { database: TestDatabase; close(): Promise<void> };
   let fixtures: FixtureBuilder;
   before(async () => {
@@ -38,7 +39,7 @@ forEachStore('digest lookups during a rotation', (kind) => {
   });
   after(() => store.close());
 
-  function verifier(plugin?: KyselyPlugin, cacheTtlMs = 4000) {
+  function verifier(plugin?: KyselyPlugin, cacheTtlMs = 4000, metrics?: ReturnType<typeof createMetrics>) {
     const counter = new StatementCounter();
     const config = loadConfig({ EDS_DATABASE_URL: store.database.url }, store.database.dir);
     const db = store.db.withPlugin(counter);
@@ -47,11 +48,13 @@ forEachStore('digest lookups during a rotation', (kind) => {
       store: { ...store, db: plugin ? db.withPlugin(plugin) : db },
       digestKey: staticDigestKey(NEW_SECRET, TEST_DIGEST_SECRET),
       cache: new KeyCache(cacheTtlMs),
-      metrics: createMetrics(),
+      metrics,
       clock: Date.now,
     };
     const lookups = async () =>
-      Object.fromEntries((await deps.metrics.keyCache.get()).values.map((v) => [v.labels.outcome, v.value]));
+      Object.fromEntries(
+        (await metrics?.keyCache.get())?.values.map((v) => [v.labels.outcome, v.value]) ?? [],
+      );
     return { counter, cache: deps.cache, lookups, verify: (token: string) => verifyApiKey(deps, token) };
   }
 
@@ -72,7 +75,7 @@ forEachStore('digest lookups during a rotation', (kind) => {
 
   test('verifications of a key the cache does not hold, made together, share one read and are all served', async () => {
     const key = await currentKey();
-    const { counter, lookups, verify } = verifier();
+    const { counter, lookups, verify } = verifier(undefined, 4000, createMetrics());
     const answers = await together(20, () => verify(key.token));
     assert.deepEqual(
       answers.map((a) => (a.status === 'fulfilled' ? a.value.keyId : a.reason)),
@@ -198,5 +201,39 @@ forEachStore('digest lookups during a rotation', (kind) => {
     release();
     assert.equal((await slow).keyId, previous.id);
     assert.equal((await verify(previous.token)).keyId, previous.id);
+  });
+  // As above: holding one read while another connection writes needs PostgreSQL's pool.
+  test('security: a read under way when the cache is cleared does not put the key it saw back in the cache', {
+    skip: kind === 'sqlite' && 'needs concurrent store connections',
+  }, async () => {
+    const key = await currentKey();
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = true;
+    let readDone: () => void = () => {};
+    const read = new Promise<void>((resolve) => {
+      readDone = resolve;
+    });
+    const gate: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (holding) {
+          readDone();
+          await released;
+        }
+        return args.result;
+      },
+    };
+    const { cache, verify } = verifier(gate);
+    const inFlight = verify(key.token);
+    await read; // the key was read while still active; its answer is held
+    await changeApiKeyState(store.db, key.id, 'revoked', Date.now());
+    cache.clear(); // as the revocation's notice does
+    holding = false;
+    release();
+    assert.equal((await inFlight).keyId, key.id, 'the request in flight is answered from its read');
+    await assert.rejects(verify(key.token), { reasonCode: 'revoked_key' });
   });
 });

@@ -9,6 +9,11 @@ import { after, afterEach, before, mock, test } from 'node:test';
 import { sql } from 'kysely';
 import { type CommitWatch, signalCommit, watchCommits } from '../../src/database/commitWatch.js';
 import { openStore, type Store } from '../../src/database/connection.js';
+import { setApiKeyState } from '../../src/store/apiKeys.js';
+import { watchAuthChanges } from '../../src/store/authChanges.js';
+import { updateOrganizationSettings } from '../../src/store/organizations.js';
+import { announceDeliveryWork, watchDeliveryWork } from '../../src/webhooks/wake.js';
+import { FixtureBuilder } from '../support/fixtures.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 import { waitFor } from '../support/waitFor.js';
 
@@ -34,6 +39,8 @@ forEachStore('commit watch', (kind) => {
   });
 
   const signal = (channel: string) => other.db.transaction().execute((tx) => signalCommit(tx, channel));
+  // PostgreSQL's NOTIFY is per channel by construction; what these check is SQLite's polled counter.
+  const sqliteOnly = kind === 'postgres' && "a check of SQLite's polled counter";
   const unrelatedCommit = () => sql`insert into unrelated_writes (x) values (1)`.execute(other.db);
 
   test('a change signalled on the channel by another connection is noticed once it commits', async () => {
@@ -53,7 +60,7 @@ forEachStore('commit watch', (kind) => {
   });
 
   test('commits that signal nothing, or another channel, are not changes', {
-    skip: kind === 'postgres' && "PostgreSQL's NOTIFY is per channel; this is SQLite's polled counter",
+    skip: sqliteOnly,
   }, async () => {
     mock.timers.enable({ apis: ['setInterval'] });
     let changes = 0;
@@ -72,5 +79,47 @@ forEachStore('commit watch', (kind) => {
     assert.equal(changes, 2, 'two signals between polls are one change');
     mock.timers.tick(POLL_MS);
     assert.equal(changes, 2);
+  });
+  test('a key or an organization changed by another connection is an authentication change', {
+    skip: sqliteOnly,
+  }, async () => {
+    const fixtures = new FixtureBuilder(other.db);
+    const org = await fixtures.organization();
+    const key = await fixtures.key(org);
+    mock.timers.enable({ apis: ['setInterval'] });
+    let changes = 0;
+    watch = watchAuthChanges(store, undefined, () => changes++, POLL_MS);
+    await setApiKeyState(other.db, key.id, 'disabled', Date.now());
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 1);
+    await updateOrganizationSettings(other.db, org, { allowlisted: false }, Date.now());
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 2);
+  });
+
+  test('delivery work announced by another connection wakes the delivery watch', {
+    skip: sqliteOnly,
+  }, async () => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    let wakes = 0;
+    watch = watchDeliveryWork(store, undefined, () => wakes++, POLL_MS);
+    await other.db.transaction().execute((tx) => announceDeliveryWork(tx));
+    mock.timers.tick(POLL_MS);
+    assert.equal(wakes, 1);
+  });
+
+  test('a transaction that signalled and rolled back is no change', { skip: sqliteOnly }, async () => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    let changes = 0;
+    watch = watchCommits(store, undefined, 'test_three', () => changes++, POLL_MS);
+    await assert.rejects(
+      other.db.transaction().execute(async (tx) => {
+        await signalCommit(tx, 'test_three');
+        throw new Error('rolled back');
+      }),
+      /rolled back/,
+    );
+    mock.timers.tick(POLL_MS);
+    assert.equal(changes, 0);
   });
 });

@@ -247,7 +247,7 @@ forEachStore('unknown keys', (kind) => {
       };
       const hits = () => counted('hit');
       const lookups = async () => (await counted('hit')) + (await counted('miss'));
-      // The cache is cleared whenever another connection commits (the server's own start-up
+      // The cache is cleared whenever authentication data changes (fixtures made for this test
       // included), so the token is sent until one refusal comes from it. Each turn refills the
       // one token of the address's budget (a burst of two) that the turn spends.
       const answers: Array<{ fromCache: boolean; answer: ApiResponse }> = [];
