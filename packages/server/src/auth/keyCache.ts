@@ -54,9 +54,15 @@ export class KeyCache {
     return this.clears;
   }
 
-  /** Keeps a read's answer, unless the cache was cleared since the read started (`generation`). */
-  set(digest: string, record: KeyRecord | null, fetchedAt: number, readIn = this.clears): void {
-    if (readIn !== this.clears) return;
+  /**
+   * Keeps a read's answer, unless the cache was cleared since the read started (`readIn`, the
+   * `generation` then): such an answer may only make the key known as not live.
+   */
+  set(digest: string, record: KeyRecord | null, fetchedAt: number, readIn: number): void {
+    if (readIn !== this.clears) {
+      if (record?.key.state !== 'active') this.live.delete(digest);
+      return;
+    }
     this.live.delete(digest);
     if (record?.key.state === 'active') {
       dropOldestEighth(this.live, this.maxEntries);
@@ -75,8 +81,9 @@ export class KeyCache {
   /**
    * The store read of `digest` already under way, for a request that missed the cache meanwhile
    * to wait for instead of reading again: when an entry expires, every request in flight with
-   * that key misses it at once, and each read the same row (   * request thread; on SQLite a read usually ends within the turn that starts it, so this is
-   * PostgreSQL's case, whose reads take a round trip). A joined answer began its read before the
+   * that key misses it at once, and each read the same row (on PostgreSQL a round trip each; on
+   * SQLite a read usually ends within the turn that starts it, so joins are rare there). A joined
+   * answer began its read before the
    * request came, by less than one read's time (a cached answer may be `ttlMs` old). Not with the
    * cache off (`ttlMs` 0), where every request is to read the store itself.
    */

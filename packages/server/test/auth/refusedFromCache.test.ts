@@ -75,7 +75,7 @@ test('happy: during a rotation a token unknown under the current secret still go
 test('error: secrets that cannot be had leave an unknown token to the lookup, which answers 503 digest_key_unavailable', async () => {
   const token = generateToken('live');
   const cache = new KeyCache(4000);
-  cache.set(digestToken(token, TEST_DIGEST_SECRET), null, 1_000_000);
+  cache.set(digestToken(token, TEST_DIGEST_SECRET), null, 1_000_000, cache.generation);
   const failing = (which: 'current' | 'previous'): DigestKeyProvider => ({
     current() {
       if (which === 'current') throw new Error('the key service is unreachable');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import type { Services } from '../../src/services.js';
 import { listDeliveryViews, recoverDeliveries, redeliverEvent } from '../../src/webhooks/deliveryOps.js';
 import { activateSubscription, changeEndpoint, revokeReadiness } from '../../src/webhooks/subscriptions.js';
@@ -373,9 +374,21 @@ forEachStore('webhook delivery worker', (kind) => {
         ['sending', 'sending', 'sending'],
         'all claimed',
       );
+      // On SQLite other processes' workers learn of work from the delivery channel's counter.
+      const signals = async () =>
+        kind === 'sqlite'
+          ? Number(
+              (
+                await sql<{ version: number }>`select version from change_signals
+                  where channel = 'eds_webhook_deliveries'`.execute(h.services.store.db)
+              ).rows[0]?.version ?? 0,
+            )
+          : 0;
+      const signalled = await signals();
       await w.stop();
       const rows = await mine();
       assert.equal(rows.filter((d) => d.status === 'succeeded').length, 1, 'the attempt in flight finished');
+      if (kind === 'sqlite') assert.ok((await signals()) > signalled, 'the claims given back are announced');
       const released = rows.filter((d) => d.status === 'pending');
       assert.equal(released.length, 2);
       for (const d of released) {
