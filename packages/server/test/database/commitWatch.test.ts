@@ -43,6 +43,17 @@ forEachStore('commit watch', (kind) => {
   const sqliteOnly = kind === 'postgres' && "a check of SQLite's polled counter";
   const unrelatedCommit = () => sql`insert into unrelated_writes (x) values (1)`.execute(other.db);
 
+  /** Starts a watch on mocked timers: `poll()` runs one poll and says how many changes it has seen. */
+  function polled(start: (onChange: () => void) => CommitWatch) {
+    mock.timers.enable({ apis: ['setInterval'] });
+    let changes = 0;
+    watch = start(() => changes++);
+    return () => {
+      mock.timers.tick(POLL_MS);
+      return changes;
+    };
+  }
+
   test('a change signalled on the channel by another connection is noticed once it commits', async () => {
     let changes = 0;
     watch = watchCommits(
@@ -62,56 +73,42 @@ forEachStore('commit watch', (kind) => {
   test('commits that signal nothing, or another channel, are not changes', {
     skip: sqliteOnly,
   }, async () => {
-    mock.timers.enable({ apis: ['setInterval'] });
-    let changes = 0;
-    watch = watchCommits(store, undefined, 'test_two', () => changes++, POLL_MS);
+    const poll = polled((onChange) => watchCommits(store, undefined, 'test_two', onChange, POLL_MS));
     await unrelatedCommit();
-    mock.timers.tick(POLL_MS);
+    assert.equal(poll(), 0);
     await signal('another_channel');
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 0);
+    assert.equal(poll(), 0);
     await signal('test_two');
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 1);
+    assert.equal(poll(), 1);
     await signal('test_two');
     await signal('test_two');
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 2, 'two signals between polls are one change');
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 2);
+    assert.equal(poll(), 2, 'two signals between polls are one change');
+    assert.equal(poll(), 2);
   });
+
   test('a key or an organization changed by another connection is an authentication change', {
     skip: sqliteOnly,
   }, async () => {
     const fixtures = new FixtureBuilder(other.db);
     const org = await fixtures.organization();
     const key = await fixtures.key(org);
-    mock.timers.enable({ apis: ['setInterval'] });
-    let changes = 0;
-    watch = watchAuthChanges(store, undefined, () => changes++, POLL_MS);
+    const poll = polled((onChange) => watchAuthChanges(store, undefined, onChange, POLL_MS));
     await setApiKeyState(other.db, key.id, 'disabled', Date.now());
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 1);
+    assert.equal(poll(), 1);
     await updateOrganizationSettings(other.db, org, { allowlisted: false }, Date.now());
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 2);
+    assert.equal(poll(), 2);
   });
 
   test('delivery work announced by another connection wakes the delivery watch', {
     skip: sqliteOnly,
   }, async () => {
-    mock.timers.enable({ apis: ['setInterval'] });
-    let wakes = 0;
-    watch = watchDeliveryWork(store, undefined, () => wakes++, POLL_MS);
+    const poll = polled((onWork) => watchDeliveryWork(store, undefined, onWork, POLL_MS));
     await other.db.transaction().execute((tx) => announceDeliveryWork(tx));
-    mock.timers.tick(POLL_MS);
-    assert.equal(wakes, 1);
+    assert.equal(poll(), 1);
   });
 
   test('a transaction that signalled and rolled back is no change', { skip: sqliteOnly }, async () => {
-    mock.timers.enable({ apis: ['setInterval'] });
-    let changes = 0;
-    watch = watchCommits(store, undefined, 'test_three', () => changes++, POLL_MS);
+    const poll = polled((onChange) => watchCommits(store, undefined, 'test_three', onChange, POLL_MS));
     await assert.rejects(
       other.db.transaction().execute(async (tx) => {
         await signalCommit(tx, 'test_three');
@@ -119,15 +116,13 @@ forEachStore('commit watch', (kind) => {
       }),
       /rolled back/,
     );
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 0);
+    assert.equal(poll(), 0);
   });
+
   test("a signal this process's own transaction has not committed is read once it has", {
     skip: sqliteOnly,
   }, async () => {
-    mock.timers.enable({ apis: ['setInterval'] });
-    let changes = 0;
-    watch = watchCommits(store, undefined, 'test_four', () => changes++, POLL_MS);
+    const poll = polled((onChange) => watchCommits(store, undefined, 'test_four', onChange, POLL_MS));
     let commit: () => void = () => {};
     const committing = new Promise<void>((resolve) => {
       commit = resolve;
@@ -142,11 +137,9 @@ forEachStore('commit watch', (kind) => {
       await committing;
     });
     await inside;
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 0, 'not read inside the transaction, which may still roll back');
+    assert.equal(poll(), 0, 'not read inside the transaction, which may still roll back');
     commit();
     await transaction;
-    mock.timers.tick(POLL_MS);
-    assert.equal(changes, 1);
+    assert.equal(poll(), 1);
   });
 });
