@@ -7,16 +7,34 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
-import type { Store } from '../../../src/database/connection.js';
+import type { Db, Store } from '../../../src/database/connection.js';
 import { migrateToLatest } from '../../../src/database/migrate.js';
 import { migrationProvider } from '../../../src/database/migrations/index.js';
 import { applyReadModelChanges } from '../../../src/readModel/write/changes.js';
 import { upsertDocuments, upsertPatients, upsertTranscripts } from '../../../src/store/clinicalWrites.js';
-import { upsertOrganization } from '../../../src/store/organizations.js';
 import { upgradeStore } from '../../../src/upgradeStore.js';
 import { createUnmigratedStore, forEachStore } from '../../support/stores.js';
 
 const T = Date.parse('2026-05-01T15:00:00Z');
+
+/**
+ * An organization as an earlier schema holds it, written without today's store code (which also
+ * writes tables of later migrations, such as the change signals).
+ */
+async function organizationStoredBefore(db: Db, id: string, routes: string[]): Promise<void> {
+  await db
+    .insertInto('organizations')
+    .values({
+      id,
+      name: id,
+      allowlisted: 1,
+      routes: JSON.stringify(routes),
+      api_keys_enabled: 1,
+      created_at: T,
+      updated_at: T,
+    })
+    .execute();
+}
 
 forEachStore('read model migration', (kind) => {
   let store: Store;
@@ -30,15 +48,7 @@ forEachStore('read model migration', (kind) => {
     const migrator = new Migrator({ db: store.db, provider: migrationProvider });
     const { error } = await migrator.migrateTo('004_audit_request_count');
     assert.equal(error, undefined);
-    await upsertOrganization(store.db, {
-      id: 'org_m',
-      name: 'M',
-      allowlisted: true,
-      routes: ['encounters', 'documents'],
-      apiKeysEnabled: true,
-      createdAt: T,
-      updatedAt: T,
-    });
+    await organizationStoredBefore(store.db, 'org_m', ['encounters', 'documents']);
     await store.db.transaction().execute(async (tx) => {
       await upsertPatients(tx, [
         {
@@ -215,17 +225,7 @@ forEachStore('encounter hour counts migration', (kind) => {
   test("happy: migrating counts each organization's listable encounters by hour", async () => {
     const migrator = new Migrator({ db: store.db, provider: migrationProvider });
     assert.equal((await migrator.migrateTo('012_webhook_endpoint_health')).error, undefined);
-    for (const id of ['org_a', 'org_b']) {
-      await upsertOrganization(store.db, {
-        id,
-        name: id,
-        allowlisted: true,
-        routes: ['encounters'],
-        apiKeysEnabled: true,
-        createdAt: T,
-        updatedAt: T,
-      });
-    }
+    for (const id of ['org_a', 'org_b']) await organizationStoredBefore(store.db, id, ['encounters']);
     await upsertPatients(
       store.db,
       ['org_a', 'org_b'].map((organization) => ({
