@@ -24,6 +24,11 @@
  * well-formed key that no key has) --rounds N (7)
  * --seconds S (5) --store sqlite|postgres --encounters N (100000)
  * --pin (the servers on CPU 0 and wrk on the others: no migrations between CPUs)
+ * --servers N (2): servers started for each setting. One process can run its whole life a fifth or
+ *   more above or below another process of the same code and flags, in every round alike (cause not
+ *   found: docs/benchmarks.md, Method), so rounds alone do not average that out: every server gets a
+ *   row, a setting's change is the median over its servers, and the report ends with the largest gap
+ *   between servers of one setting, below which a change is not resolved.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -54,9 +59,11 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     encounters: { type: 'string', default: '100000' },
     pin: { type: 'boolean', default: false },
+    servers: { type: 'string', default: '2' },
   },
 });
 const ROUNDS = Math.max(1, Number(values.rounds));
+const SERVERS_EACH = Math.max(1, Number(values.servers));
 const SECONDS = Number(values.seconds);
 const RESULTS = join(ROOT, 'bench', 'results');
 mkdirSync(RESULTS, { recursive: true });
@@ -66,7 +73,7 @@ async function main() {
   if (values.pin && cpus().length < 2)
     throw new Error('--pin needs two CPUs: one for the servers, one for wrk');
   buildServer(ROOT);
-  const builds: (Build & { flags?: string[]; env?: Record<string, string> })[] = [
+  const settings: (Build & { flags?: string[]; env?: Record<string, string> })[] = [
     { name: 'this code', root: ROOT },
     ...values.build.map((text) => parseBuild(text, RESULTS)),
     ...values.flags.map((text) => {
@@ -83,6 +90,14 @@ async function main() {
       return { name, root: ROOT, env };
     }),
   ];
+  // Each setting's servers side by side, named apart: `setting` indexes `settings`.
+  const builds = settings.flatMap((build, setting) =>
+    Array.from({ length: SERVERS_EACH }, (_, n) => ({
+      ...build,
+      setting,
+      name: SERVERS_EACH === 1 ? build.name : `${build.name}, server ${n + 1}`,
+    })),
+  );
   const env = datasetEnv(PLACE, '');
   const dataset = await buildDataset(PLACE, '', env, ROOT);
   const token = mintKey(dataset.organizationId, env, ROOT);
@@ -103,6 +118,8 @@ async function main() {
     );
     console.log('| route | build | CPU µs per answer | change | req/s | change | CPU µs per round |');
     console.log('|---|---|---:|---:|---:|---:|---|');
+    /** Per route, the largest gap in CPU per answer between two servers of one setting. */
+    const spreads: string[] = [];
     for (const route of values.routes.split(',')) {
       const target = routes[route];
       if (!target) throw new Error(`unknown route "${route}": one of ${Object.keys(routes).join(', ')}`);
@@ -129,16 +146,38 @@ async function main() {
           rps[i]!.push(m.rps);
         }
       }
+      // The host's speed drifts between rounds and moves every server alike: each round's figure
+      // is compared with the mean of this code's servers in the same round, and the median taken.
+      const reference = (samples: number[][], round: number) =>
+        mean(builds.flatMap((build, j) => (build.setting === 0 ? [samples[j]![round]!] : [])));
+      const changeOf = (samples: number[][], i: number) =>
+        median(samples[i]!.map((x, round) => x / reference(samples, round) - 1));
       builds.forEach((build, i) => {
-        // The host's speed drifts between rounds and moves every server alike: each round's
-        // figure is compared with this code's in the same round, and the median change reported.
         const change = (samples: number[][]) =>
-          i === 0 ? '–' : formatChange(median(samples[i]!.map((x, round) => x / samples[0]![round]! - 1)));
+          SERVERS_EACH === 1 && build.setting === 0 ? '–' : formatChange(changeOf(samples, i));
         console.log(
           `| ${route} | ${build.name} | ${median(cost[i]!).toFixed(1)} | ${change(cost)} | ${median(rps[i]!).toFixed(0)} | ${change(rps)} | ${cost[i]!.map((x) => x.toFixed(0)).join(' ')} |`,
         );
       });
+      if (SERVERS_EACH > 1) {
+        settings.forEach((setting, s) => {
+          if (s === 0) return;
+          const mine = builds.flatMap((build, i) => (build.setting === s ? [changeOf(cost, i)] : []));
+          console.log(
+            `| ${route} | ${setting.name}: median of its servers | | ${formatChange(median(mine))} | | | |`,
+          );
+        });
+        const gaps = settings.map((_, s) => {
+          const medians = builds.flatMap((build, i) => (build.setting === s ? [median(cost[i]!)] : []));
+          return Math.max(...medians) / Math.min(...medians) - 1;
+        });
+        spreads.push(`${route} ${formatChange(Math.max(...gaps))}`);
+      }
     }
+    if (spreads.length > 0)
+      console.log(
+        `largest gap in CPU per answer between servers of one setting: ${spreads.join(', ')} (a smaller change is not resolved)`,
+      );
     // Every server took the same load, in turns: their peaks compare.
     console.log(
       `peak RSS: ${builds.map((build, i) => `${build.name} ${Math.round(servers[i]!.peakRss() / 2 ** 20)} MB`).join(', ')}`,
@@ -146,6 +185,10 @@ async function main() {
   } finally {
     for (const server of servers) await server.stop();
   }
+}
+
+function mean(values: number[]): number {
+  return values.reduce((sum, x) => sum + x, 0) / values.length;
 }
 
 function formatChange(fraction: number): string {
