@@ -7,7 +7,8 @@
  * as the service's own metrics report them on its admin port.
  *
  * Options: --store sqlite|postgres --encounters N (100000) --seconds S (10)
- *   --flags "--node-flag …" (added to the image's Node.js flags) --env "VAR=VALUE …"
+ *   --flags="--node-flag …" (added to the image's Node.js flags; the "=" keeps a value that starts with
+ *   "--" from being read as an option of its own) --env "VAR=VALUE …"
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
