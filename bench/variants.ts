@@ -90,13 +90,15 @@ async function main() {
       return { name, root: ROOT, env };
     }),
   ];
-  // Each setting's servers side by side, named apart: `setting` indexes `settings`.
-  const builds = settings.flatMap((build, setting) =>
+  // Each setting's servers side by side, named apart; `serversOf[s]` indexes setting s's in `builds`.
+  const builds = settings.flatMap((build) =>
     Array.from({ length: SERVERS_EACH }, (_, n) => ({
       ...build,
-      setting,
       name: SERVERS_EACH === 1 ? build.name : `${build.name}, server ${n + 1}`,
     })),
+  );
+  const serversOf = settings.map((_, s) =>
+    Array.from({ length: SERVERS_EACH }, (_, n) => s * SERVERS_EACH + n),
   );
   const env = datasetEnv(PLACE, '');
   const dataset = await buildDataset(PLACE, '', env, ROOT);
@@ -149,26 +151,26 @@ async function main() {
       // The host's speed drifts between rounds and moves every server alike: each round's figure
       // is compared with the mean of this code's servers in the same round, and the median taken.
       const reference = (samples: number[][], round: number) =>
-        mean(builds.flatMap((build, j) => (build.setting === 0 ? [samples[j]![round]!] : [])));
+        mean(serversOf[0]!.map((j) => samples[j]![round]!));
       const changeOf = (samples: number[][], i: number) =>
         median(samples[i]!.map((x, round) => x / reference(samples, round) - 1));
       builds.forEach((build, i) => {
         const change = (samples: number[][]) =>
-          SERVERS_EACH === 1 && build.setting === 0 ? '–' : formatChange(changeOf(samples, i));
+          SERVERS_EACH === 1 && i === 0 ? '–' : formatChange(changeOf(samples, i));
         console.log(
           `| ${route} | ${build.name} | ${median(cost[i]!).toFixed(1)} | ${change(cost)} | ${median(rps[i]!).toFixed(0)} | ${change(rps)} | ${cost[i]!.map((x) => x.toFixed(0)).join(' ')} |`,
         );
       });
       if (SERVERS_EACH > 1) {
-        settings.forEach((setting, s) => {
-          if (s === 0) return;
-          const mine = builds.flatMap((build, i) => (build.setting === s ? [changeOf(cost, i)] : []));
+        for (const [s, setting] of settings.entries()) {
+          if (s === 0) continue;
+          const change = median(serversOf[s]!.map((i) => changeOf(cost, i)));
           console.log(
-            `| ${route} | ${setting.name}: median of its servers | | ${formatChange(median(mine))} | | | |`,
+            `| ${route} | ${setting.name}: median of its servers | | ${formatChange(change)} | | | |`,
           );
-        });
-        const gaps = settings.map((_, s) => {
-          const medians = builds.flatMap((build, i) => (build.setting === s ? [median(cost[i]!)] : []));
+        }
+        const gaps = serversOf.map((indices) => {
+          const medians = indices.map((i) => median(cost[i]!));
           return Math.max(...medians) / Math.min(...medians) - 1;
         });
         spreads.push(`${route} ${formatChange(Math.max(...gaps))}`);
