@@ -14,7 +14,7 @@ import { digestSecretId, digestToken } from '../../src/auth/digest.js';
 import type { Store } from '../../src/database/connection.js';
 import { cliEnv, edsJson, runEds } from '../support/cli.js';
 import { FixtureBuilder, TEST_DIGEST_SECRET } from '../support/fixtures.js';
-import { freePort, startServeProcess } from '../support/processes.js';
+import { startServeProcess } from '../support/processes.js';
 import { createTestStore, forEachStore, type TestDatabase } from '../support/stores.js';
 
 const NEW_SECRET = 'a-new-digest-secret-for-the-rotation-test-0123456789';
@@ -70,9 +70,8 @@ forEachStore('digest secret rotation', (kind) => {
       await before.stop();
     }
 
-    const adminPorts = [await freePort(), await freePort()];
     const servers = await Promise.all(
-      adminPorts.map((port) => startServeProcess({ ...rotatedEnv, EDS_ADMIN_PORT: String(port) })),
+      [1, 2].map(() => startServeProcess({ ...rotatedEnv, EDS_ADMIN_PORT: '0' })),
     );
     try {
       const listed = await edsJson<KeyList>(['key', 'list', '--org', org], rotatedEnv);
@@ -97,7 +96,7 @@ forEachStore('digest secret rotation', (kind) => {
       assert.equal(after.keys.find((k) => k.key_id === used.id)?.digest_secret, 'current');
       assert.equal(after.keys.find((k) => k.key_id === idle.id)?.digest_secret, 'previous_or_unknown');
       const metrics = await Promise.all(
-        adminPorts.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+        servers.map(async (s) => (await fetch(`${s.adminUrl}/metrics`)).text()),
       );
       for (const text of metrics) assert.match(text, /^eds_api_keys_off_current_digest_secret 1$/m);
       // Exactly one of the two processes moved it; the other found it moved.

@@ -161,13 +161,11 @@ test('error: a port already taken ends `eds serve` with a non-zero exit naming t
 });
 
 test('happy: the admin port serves Prometheus metrics by route, status and reason code', async () => {
-  const { freePort } = await import('../support/processes.js');
-  const adminPort = await freePort();
-  const server = await startServeProcess({ ...env, EDS_ADMIN_PORT: String(adminPort) });
+  const server = await startServeProcess({ ...env, EDS_ADMIN_PORT: '0' });
   try {
     await statusOf(server.url, token);
     await fetch(`${server.url}/external/v1/encounters`);
-    const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+    const metrics = await (await fetch(`${server.adminUrl}/metrics`)).text();
     assert.match(
       metrics,
       /eds_http_request_duration_seconds_bucket\{[^}]*route="listEncounters"[^}]*status="200"/,
