@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { readEnvironment } from '../../src/config/environment.js';
 import { SETTINGS } from '../../src/config/settings.js';
+import { scratchDir } from '../support/scratchDir.js';
 
 test('settings not given take the schema defaults, and none is reported', () => {
   const { values, problems } = readEnvironment(SETTINGS, {});
@@ -58,7 +58,7 @@ test('each refused value is named with the sentence its schema implies, in the s
 });
 
 test('a secret is read from NAME_FILE when NAME is not given; an unreadable file is named', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'eds-settings-'));
+  const dir = scratchDir('settings-');
   const file = join(dir, 'digest');
   writeFileSync(file, 'from-the-file\n');
   const read = readEnvironment(SETTINGS, { EDS_KEY_DIGEST_SECRET_FILE: file });

@@ -1,15 +1,12 @@
 /** NDJSON import files for tests: the operator-interface example, and a writer for any lines. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { scratchDir } from '../support/scratchDir.js';
 
 export type Line = Record<string, unknown> | string;
 
 /** Writes lines (objects are JSON-encoded, strings written as they are) to a new folder. */
-export function writeImportFile(
-  lines: readonly Line[],
-  dir = mkdtempSync(join(tmpdir(), 'eds-import-')),
-): string {
+export function writeImportFile(lines: readonly Line[], dir = scratchDir('import-')): string {
   const path = join(dir, 'data.ndjson');
   writeFileSync(path, `${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}\n`);
   return path;

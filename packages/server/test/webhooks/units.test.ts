@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
@@ -16,6 +15,7 @@ import {
   generateSigningSecret,
 } from '../../src/webhooks/secrets.js';
 import { signatureFor, signedHeaders } from '../../src/webhooks/signer.js';
+import { scratchDir } from '../support/scratchDir.js';
 import { verifyDelivery } from './support/verifier.js';
 
 describe('result classes (contract, Events)', () => {
@@ -243,7 +243,7 @@ describe('webhook settings', () => {
   const base = { EDS_KEY_DIGEST_SECRET: 'k'.repeat(32), EDS_MEDIA_SIGNING_SECRET: 'm'.repeat(32) };
 
   test('the proxy URL may come from a file (credentials stay out of the environment); the pause takes units', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'eds-proxy-'));
+    const dir = scratchDir('proxy-');
     const file = join(dir, 'proxy-url');
     writeFileSync(file, 'http://egress:s3cret@10.0.0.8:3128\n');
     const config = loadConfig(
@@ -256,7 +256,7 @@ describe('webhook settings', () => {
   });
 
   test('a proxy URL that is not http://host:port is refused without echoing it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'eds-proxy-'));
+    const dir = scratchDir('proxy-');
     for (const bad of ['socks5://egress:s3cret@10.0.0.8:1080', 'http://egress:s3cret@10.0.0.8:3128/path']) {
       assert.throws(
         () => loadConfig({ ...base, EDS_WEBHOOK_PROXY_URL: bad }, dir),
