@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import pino from 'pino';
 import { EDS_BIN } from './cli.js';
 
 /** A port that was free a moment ago: for something that must not answer (a closed port). */
@@ -38,17 +39,6 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** pino's level numbers; `silent` is above every line. */
-const LEVEL_NUMBERS: Record<string, number> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Number.POSITIVE_INFINITY,
-};
-
 interface ListeningLine {
   msg: 'api listening';
   url: string;
@@ -62,8 +52,9 @@ export async function startServeProcess(
   // The child logs at `info` at least, so that its `api listening` line is written; the lines
   // below the level the test asked for are left out of what the test sees.
   const asked = env.EDS_LOG_LEVEL ?? 'info';
-  const shownFrom = LEVEL_NUMBERS[asked] ?? LEVEL_NUMBERS.info!;
-  const level = shownFrom < LEVEL_NUMBERS.info! ? asked : 'info';
+  // pino's own level numbers; `silent` is above every line.
+  const shownFrom = pino.levels.values[asked] ?? Number.POSITIVE_INFINITY;
+  const level = shownFrom < pino.levels.values.info! ? asked : 'info';
   const child = spawn(process.execPath, [EDS_BIN, 'serve', ...args], {
     env: { ...env, EDS_PORT: '0', EDS_MEDIA_PORT: '0', EDS_LOG_LEVEL: level },
     stdio: ['ignore', 'pipe', 'pipe'],
